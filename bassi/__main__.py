@@ -1,0 +1,3 @@
+from bassi.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""The ``bassi`` command: the chat app by default, ``bassi tools ...`` for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bassi import __version__
+from bassi.core.settings import Settings, ToolsMode
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bassi", description="A terminal chat agent that knows every tool you connect."
+    )
+    parser.add_argument("--version", action="version", version=f"bassi {__version__}")
+    parser.add_argument(
+        "--mcp-config", type=Path, metavar="PATH", help="MCP servers file (default ./.mcp.json)"
+    )
+    parser.add_argument("--model", help="model name (default from BASSI_MODEL)")
+    parser.add_argument(
+        "--tools-mode",
+        choices=[m.value for m in ToolsMode],
+        help="which tools the model sees: all, progressive, or auto (default)",
+    )
+    parser.add_argument(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        default=None,
+        help="resume the last conversation in this directory",
+    )
+    commands = parser.add_subparsers(dest="command")
+    from bassi.tools_cli import add_tools_command
+
+    add_tools_command(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    settings = Settings.from_env(
+        mcp_config=args.mcp_config,
+        model=args.model,
+        tools_mode=ToolsMode(args.tools_mode) if args.tools_mode else None,
+        continue_session=args.continue_session,
+    )
+    if args.command == "tools":
+        from bassi.tools_cli import run_tools_command
+
+        return run_tools_command(args, settings)
+    from bassi.ui.app import run_app
+
+    return run_app(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

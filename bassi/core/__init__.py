@@ -1,0 +1,2 @@
+"""bassi's core: configuration, the tool registry and index, the agent session and
+permissions. Nothing here imports Textual; the UI is one client of this package."""

@@ -1,0 +1,172 @@
+"""The catalog of every server bassi knows and every tool they announced.
+
+The registry is plain state with change notifications: discovery writes into it, and the
+index, the agent bridge and the UI read from it and listen for changes. It does no I/O.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from bassi.core.tools import Origin, ToolInfo, split_qualified
+
+
+class ServerStatus(StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerEntry:
+    name: str
+    origin: Origin
+    status: ServerStatus = ServerStatus.CONNECTING
+    target: str = ""
+    """How the server is reached, for display: a command line or a URL."""
+    error: str | None = None
+    tools: tuple[ToolInfo, ...] = ()
+    always_load: bool = False
+
+    @property
+    def available(self) -> bool:
+        return self.status is ServerStatus.CONNECTED
+
+
+class ToolNotFoundError(LookupError):
+    """A name that matches no tool, or more than one. ``candidates`` are the closest refs
+    (``server/tool``), best first, so every caller can say "did you mean ...?"."""
+
+    def __init__(self, name: str, candidates: Sequence[str], *, ambiguous: bool = False) -> None:
+        self.name = name
+        self.candidates = list(candidates)
+        self.ambiguous = ambiguous
+        if ambiguous:
+            message = f"'{name}' matches several tools: {', '.join(self.candidates)}"
+        elif self.candidates:
+            message = f"no tool named '{name}'. Closest: {', '.join(self.candidates)}"
+        else:
+            message = f"no tool named '{name}'"
+        super().__init__(message)
+
+
+Listener = Callable[[str], None]
+"""Called with the name of the server whose entry changed."""
+
+
+@dataclass
+class Registry:
+    _servers: dict[str, ServerEntry] = field(default_factory=dict)
+    _listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def add_server(
+        self,
+        name: str,
+        origin: Origin,
+        *,
+        target: str = "",
+        always_load: bool = False,
+        status: ServerStatus = ServerStatus.CONNECTING,
+    ) -> ServerEntry:
+        entry = ServerEntry(name, origin, status, target, always_load=always_load)
+        self._put(entry)
+        return entry
+
+    def set_tools(self, server: str, tools: Iterable[ToolInfo]) -> ServerEntry:
+        """Record a successful (re)connection and the tools the server announced."""
+        entry = self.server(server)
+        fixed = tuple(
+            t if (t.server, t.origin) == (server, entry.origin)
+            else replace(t, server=server, origin=entry.origin)
+            for t in tools
+        )
+        return self._put(replace(entry, status=ServerStatus.CONNECTED, error=None, tools=fixed))
+
+    def set_status(
+        self, server: str, status: ServerStatus, error: str | None = None
+    ) -> ServerEntry:
+        """Change a server's status. A failed server keeps its tools, shown as unavailable,
+        so a crash does not make the catalog forget what the server offers."""
+        return self._put(replace(self.server(server), status=status, error=error))
+
+    def server(self, name: str) -> ServerEntry:
+        try:
+            return self._servers[name]
+        except KeyError:
+            raise KeyError(f"unknown server '{name}'") from None
+
+    def servers(self) -> list[ServerEntry]:
+        """In-process servers first, then external ones, each in the order they were added."""
+        entries = list(self._servers.values())
+        return [e for e in entries if e.origin is Origin.IN_PROCESS] + [
+            e for e in entries if e.origin is Origin.EXTERNAL
+        ]
+
+    def tools(self, *, available_only: bool = False) -> list[ToolInfo]:
+        return [
+            t
+            for e in self.servers()
+            if e.available or not available_only
+            for t in e.tools
+        ]
+
+    def is_available(self, tool: ToolInfo) -> bool:
+        entry = self._servers.get(tool.server)
+        return entry is not None and entry.available
+
+    def get(self, server: str, name: str) -> ToolInfo | None:
+        entry = self._servers.get(server)
+        if entry is None:
+            return None
+        return next((t for t in entry.tools if t.name == name), None)
+
+    def resolve(self, name: str) -> ToolInfo:
+        """Find a tool by ``mcp__server__tool``, ``server/tool`` or a unique bare name.
+
+        Raises ToolNotFoundError with the closest candidates when the name is unknown or
+        ambiguous."""
+        name = name.strip()
+        parts = split_qualified(name)
+        if parts is None and "/" in name:
+            server, _, tool = name.partition("/")
+            parts = (server, tool)
+        if parts is not None:
+            found = self.get(*parts)
+            if found is not None:
+                return found
+        else:
+            matches = [t for t in self.tools() if t.name == name]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                raise ToolNotFoundError(name, [t.ref for t in matches], ambiguous=True)
+        raise ToolNotFoundError(name, self.closest(name))
+
+    def closest(self, name: str, limit: int = 5) -> list[str]:
+        """Refs of the tools whose names look most like ``name`` (typos, wrong server)."""
+        parts = split_qualified(name)
+        bare = parts[1] if parts else name.rpartition("/")[2]
+        by_ref = {t.ref: t for t in self.tools()}
+        scored: dict[str, float] = {}
+        for ref, tool in by_ref.items():
+            score = max(
+                difflib.SequenceMatcher(None, name.lower(), ref.lower()).ratio(),
+                difflib.SequenceMatcher(None, bare.lower(), tool.name.lower()).ratio(),
+            )
+            if score >= 0.5:
+                scored[ref] = score
+        return sorted(scored, key=lambda r: (-scored[r], r))[:limit]
+
+    def _put(self, entry: ServerEntry) -> ServerEntry:
+        self._servers[entry.name] = entry
+        for listener in list(self._listeners):
+            listener(entry.name)
+        return entry

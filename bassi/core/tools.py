@@ -1,0 +1,90 @@
+"""The one record every part of bassi uses to talk about a tool.
+
+A tool is identified three ways, and all three must resolve to the same record:
+``mcp__<server>__<tool>`` (what the model and the CLI see), ``server/tool`` (what people type
+and what the benchmarks use) and the bare tool name when it is unique.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+QUALIFIED_PREFIX = "mcp__"
+SEPARATOR = "__"
+
+# Claude Code accepts server names of letters, digits, '_' and '-'. A double underscore would
+# make ``mcp__<server>__<tool>`` ambiguous to split, so bassi refuses it.
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class Origin(StrEnum):
+    IN_PROCESS = "in-process"
+    EXTERNAL = "external"
+
+
+def is_valid_server_name(name: str) -> bool:
+    return bool(_SERVER_NAME.match(name)) and SEPARATOR not in name
+
+
+def qualified_name(server: str, tool: str) -> str:
+    return f"{QUALIFIED_PREFIX}{server}{SEPARATOR}{tool}"
+
+
+def split_qualified(name: str) -> tuple[str, str] | None:
+    """``mcp__server__tool`` -> ``(server, tool)``; None for anything else."""
+    if not name.startswith(QUALIFIED_PREFIX):
+        return None
+    server, sep, tool = name[len(QUALIFIED_PREFIX) :].partition(SEPARATOR)
+    if not sep or not server or not tool:
+        return None
+    return server, tool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """A tool as its server announced it. Descriptions are kept verbatim: displaying them
+    safely is the display layer's job (see ``bassi.core.safe_text``)."""
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, Any] | None = None
+    origin: Origin = Origin.EXTERNAL
+
+    @property
+    def qualified_name(self) -> str:
+        return qualified_name(self.server, self.name)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.server}/{self.name}"
+
+    @property
+    def summary(self) -> str:
+        """The description's first non-empty line."""
+        for line in self.description.splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+
+    @classmethod
+    def from_mcp(
+        cls, server: str, tool: Mapping[str, Any], origin: Origin = Origin.EXTERNAL
+    ) -> ToolInfo:
+        """Build from an MCP ``Tool`` in its JSON shape (``name``, ``description``,
+        ``inputSchema``, ``annotations``), as servers send it and the bench corpus stores it."""
+        schema = tool.get("inputSchema") or tool.get("input_schema") or {}
+        annotations = tool.get("annotations")
+        return cls(
+            server=server,
+            name=str(tool["name"]),
+            description=str(tool.get("description") or ""),
+            input_schema=schema if isinstance(schema, Mapping) else {},
+            annotations=annotations if isinstance(annotations, Mapping) else None,
+            origin=origin,
+        )
