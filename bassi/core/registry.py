@@ -84,7 +84,8 @@ class Registry:
         """Record a successful (re)connection and the tools the server announced."""
         entry = self.server(server)
         fixed = tuple(
-            t if (t.server, t.origin) == (server, entry.origin)
+            t
+            if (t.server, t.origin) == (server, entry.origin)
             else replace(t, server=server, origin=entry.origin)
             for t in tools
         )
@@ -111,12 +112,7 @@ class Registry:
         ]
 
     def tools(self, *, available_only: bool = False) -> list[ToolInfo]:
-        return [
-            t
-            for e in self.servers()
-            if e.available or not available_only
-            for t in e.tools
-        ]
+        return [t for e in self.servers() if e.available or not available_only for t in e.tools]
 
     def is_available(self, tool: ToolInfo) -> bool:
         entry = self._servers.get(tool.server)
