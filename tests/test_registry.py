@@ -1,0 +1,77 @@
+"""The registry resolves every way a person names a tool, and remembers failed servers' tools."""
+
+from __future__ import annotations
+
+import pytest
+
+from bassi.core.registry import Registry, ServerStatus, ToolNotFoundError
+from bassi.core.tools import Origin, ToolInfo, is_valid_server_name, split_qualified
+
+
+def _registry() -> Registry:
+    registry = Registry()
+    registry.add_server("git", Origin.EXTERNAL, target="uvx mcp-server-git")
+    registry.set_tools("git", [ToolInfo("git", "git_status"), ToolInfo("git", "git_log")])
+    registry.add_server("bash", Origin.IN_PROCESS)
+    registry.set_tools("bash", [ToolInfo("bash", "execute")])
+    registry.add_server("other", Origin.EXTERNAL)
+    registry.set_tools("other", [ToolInfo("other", "git_status")])
+    return registry
+
+
+def test_in_process_servers_come_first_and_tools_take_their_servers_origin() -> None:
+    registry = _registry()
+    assert [s.name for s in registry.servers()] == ["bash", "git", "other"]
+    assert registry.resolve("execute").origin is Origin.IN_PROCESS
+
+
+@pytest.mark.parametrize("name", ["mcp__git__git_log", "git/git_log", "git_log", " git_log "])
+def test_every_name_form_resolves(name: str) -> None:
+    assert _registry().resolve(name).ref == "git/git_log"
+
+
+def test_same_tool_name_on_two_servers_is_ambiguous_bare_but_fine_qualified() -> None:
+    registry = _registry()
+    with pytest.raises(ToolNotFoundError) as info:
+        registry.resolve("git_status")
+    assert info.value.ambiguous
+    assert sorted(info.value.candidates) == ["git/git_status", "other/git_status"]
+    assert registry.resolve("other/git_status").server == "other"
+
+
+def test_unknown_names_suggest_the_closest_tools() -> None:
+    with pytest.raises(ToolNotFoundError) as info:
+        _registry().resolve("git_stauts")
+    assert not info.value.ambiguous
+    assert info.value.candidates[:2] == ["git/git_status", "other/git_status"]
+    assert "Closest" in str(info.value)
+
+
+def test_failed_server_keeps_its_tools_but_they_are_unavailable() -> None:
+    registry = _registry()
+    changed: list[str] = []
+    registry.subscribe(changed.append)
+    registry.set_status("git", ServerStatus.FAILED, "exited with code 1")
+
+    assert changed == ["git"]
+    tool = registry.resolve("git/git_log")
+    assert not registry.is_available(tool)
+    assert tool not in registry.tools(available_only=True)
+    assert registry.server("git").error == "exited with code 1"
+
+
+def test_qualified_names_and_server_names() -> None:
+    assert split_qualified("mcp__ms-365__list-mail-messages") == ("ms-365", "list-mail-messages")
+    assert split_qualified("mcp__a__b__c") == ("a", "b__c")
+    assert split_qualified("git_status") is None
+    assert split_qualified("mcp__only") is None
+    assert is_valid_server_name("google-maps")
+    assert not is_valid_server_name("my server")
+    assert not is_valid_server_name("a__b")
+    assert not is_valid_server_name("")
+
+
+def test_from_mcp_tolerates_odd_shapes() -> None:
+    tool = ToolInfo.from_mcp("s", {"name": "t", "description": None, "inputSchema": "bad"})
+    assert (tool.description, dict(tool.input_schema)) == ("", {})
+    assert ToolInfo("s", "t", "\n\n  First line  \nsecond").summary == "First line"
