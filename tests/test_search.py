@@ -1,0 +1,184 @@
+"""Search behaviour a user notices: the right tool first, names always win, filters work,
+and nothing typed into the box can break it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from bassi.core.registry import Registry
+from bassi.core.search import ToolIndex
+from bassi.core.tools import Origin, ToolInfo
+
+
+def tool(server: str, name: str, description: str, **params: str) -> ToolInfo:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {k: {"type": "string", "description": v} for k, v in params.items()},
+    }
+    return ToolInfo(server, name, description, schema)
+
+
+CATALOG = {
+    "github": [
+        tool("github", "create_issue", "Create a new issue in a GitHub repository", title="Title"),
+        tool("github", "create_issue_comment", "Add a comment to an existing issue"),
+        tool("github", "list_pull_requests", "List pull requests in a repository", state="open"),
+        tool("github", "search_repositories", "Search for GitHub repositories", query="Query"),
+        tool("github", "delete_file", "Delete a file from a repository branch", path="Path"),
+    ],
+    "filesystem": [
+        tool("filesystem", "read_file", "Read the complete contents of a file", path="Path"),
+        tool("filesystem", "write_file", "Create or overwrite a file with new content"),
+        tool("filesystem", "list_directory", "List the files and folders in a directory"),
+        tool("filesystem", "delete_file", "Delete a file from the local disk", path="Path"),
+    ],
+    "mail": [
+        tool("mail", "list-mail-messages", "List the messages in the signed-in user's mailbox"),
+        tool("mail", "send-mail", "Send an email message", to="Recipient address"),
+        tool("mail", "createCalendarEvent", "Create an event in the user's calendar"),
+    ],
+}
+
+
+def registry_of(catalog: dict[str, list[ToolInfo]]) -> Registry:
+    registry = Registry()
+    for server, tools in catalog.items():
+        registry.add_server(server, Origin.EXTERNAL)
+        registry.set_tools(server, tools)
+    return registry
+
+
+@pytest.fixture
+def index() -> ToolIndex:
+    idx = ToolIndex()
+    idx.sync(registry_of(CATALOG))
+    return idx
+
+
+def refs(hits: list[Any]) -> list[str]:
+    return [h.tool.ref for h in hits]
+
+
+def test_indexes_every_tool(index: ToolIndex) -> None:
+    assert len(index) == sum(len(t) for t in CATALOG.values())
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("open a new issue", "github/create_issue"),
+        ("pull requests", "github/list_pull_requests"),
+        ("show what is in this folder", "filesystem/list_directory"),
+        ("send an email", "mail/send-mail"),
+        ("calendar event", "mail/createCalendarEvent"),
+    ],
+)
+def test_ranks_the_meant_tool_first(index: ToolIndex, query: str, expected: str) -> None:
+    assert refs(index.search(query))[0] == expected
+
+
+def test_hits_carry_score_and_the_typed_words_that_matched(index: ToolIndex) -> None:
+    hit = index.search("Send an EMAIL")[0]
+    assert hit.tool.ref == "mail/send-mail"
+    assert hit.score > 0
+    assert set(hit.matched_terms) == {"send", "email"}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["create_issue", "github/create_issue", "mcp__github__create_issue", " create_issue "],
+)
+def test_exact_name_ranks_that_tool_first(index: ToolIndex, query: str) -> None:
+    assert refs(index.search(query))[0] == "github/create_issue"
+
+
+def test_server_qualified_name_picks_that_server(index: ToolIndex) -> None:
+    assert refs(index.search("filesystem/delete_file"))[0] == "filesystem/delete_file"
+    assert refs(index.search("mcp__github__delete_file"))[0] == "github/delete_file"
+    assert set(refs(index.search("delete_file"))[:2]) == {
+        "github/delete_file",
+        "filesystem/delete_file",
+    }
+
+
+def test_camel_case_and_dashed_names_are_split(index: ToolIndex) -> None:
+    assert refs(index.search("createCalendarEvent"))[0] == "mail/createCalendarEvent"
+    assert refs(index.search("mail messages"))[0] == "mail/list-mail-messages"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "   ",
+        '"unbalanced quote',
+        "((create) AND (issue",
+        "NOT OR AND",
+        "*",
+        "?",
+        "server:",
+        "server:nonexistent file",
+        "fichier supprimé ✓ 文件 🚀",
+        "\x00\x1b[31mred\x1b[0m",
+        "a" * 10_000,
+        "delete file " * 1_000,
+        "mcp__",
+        "mcp____",
+        "/",
+        "x" * 100 + "/" + "y" * 100,
+    ],
+)
+def test_hostile_queries_never_raise(index: ToolIndex, query: str) -> None:
+    hits = index.search(query)
+    assert isinstance(hits, list)
+
+
+def test_empty_query_finds_nothing(index: ToolIndex) -> None:
+    assert index.search("") == []
+    assert index.search("  ") == []
+
+
+def test_limit_is_respected(index: ToolIndex) -> None:
+    assert len(index.search("file", limit=2)) == 2
+    assert index.search("file", limit=0) == []
+
+
+def test_server_filter_by_argument_and_by_query_syntax(index: ToolIndex) -> None:
+    by_argument = refs(index.search("delete file", server="filesystem"))
+    by_syntax = refs(index.search("delete file server:filesystem"))
+    assert by_argument[0] == "filesystem/delete_file"
+    assert by_syntax == by_argument
+    assert all(r.startswith("filesystem/") for r in by_argument)
+    assert all(r.startswith("github/") for r in refs(index.search("server:github file")))
+    assert index.search("file", server="nope") == []
+
+
+def test_update_server_replaces_its_tools_and_ignores_unchanged(index: ToolIndex) -> None:
+    assert index.update_server("mail", CATALOG["mail"]) is False
+    renamed = [tool("mail", "compose-letter", "Write and post a paper letter")]
+    assert index.update_server("mail", renamed) is True
+    assert len(index) == sum(len(t) for t in CATALOG.values()) - 3 + 1
+    assert refs(index.search("paper letter"))[0] == "mail/compose-letter"
+    assert "mail/send-mail" not in refs(index.search("send-mail"))
+
+
+def test_remove_server_and_sync_drop_vanished_servers(index: ToolIndex) -> None:
+    index.remove_server("github")
+    assert not any(r.startswith("github/") for r in refs(index.search("issue repository")))
+    smaller = registry_of({"mail": CATALOG["mail"]})
+    index.sync(smaller)
+    assert len(index) == len(CATALOG["mail"])
+
+
+def test_megabyte_description_is_capped_and_indexes_quickly() -> None:
+    filler = "lorem ipsum dolor sit amet " * 40_000
+    huge = tool("bloat", "huge", "Frobnicate widgets. " + filler + " zanzibar", blob=filler)
+    idx = ToolIndex()
+    start = time.perf_counter()
+    idx.update_server("bloat", [huge, tool("bloat", "small", "Frobnicate gadgets")])
+    assert time.perf_counter() - start < 1.0
+    assert refs(idx.search("frobnicate widgets"))[0] == "bloat/huge"
+    assert idx.search("zanzibar") == []
