@@ -1,0 +1,93 @@
+"""Every catalog server reaches the CLI as an in-process proxy that bassi controls.
+
+The CLI never gets a stdio or HTTP config: it would start a second copy of each external
+server, and it would list every tool it has. Instead each proxy answers ``list_tools`` with
+only the tools exposed now (under the server's own name, so the model sees
+``mcp__<server>__<tool>``), and forwards calls over the session the catalog opened at
+discovery, one process per server.
+
+The proxy checks every call again, so a tool the model names without loading it never runs,
+whatever path the call took to get here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from claude_agent_sdk.types import McpSdkServerConfig
+from mcp import types
+from mcp.server import Server, ServerRequestContext
+from pydantic import ValidationError
+
+from bassi.core.exposure import ToolExposure
+from bassi.core.safe_text import one_line
+from bassi.core.tools import ToolInfo, qualified_name
+
+
+class ToolCaller(Protocol):
+    """What the proxy needs of the catalog."""
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult: ...
+
+
+Refusal = Callable[[str], str | None]
+"""For a qualified tool name: the message the model gets instead of a run, or None to run."""
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def mcp_tool(tool: ToolInfo) -> types.Tool:
+    """The definition the CLI lists, as the server announced it. Annotations that do not
+    validate are dropped rather than hiding the tool."""
+    annotations = None
+    if tool.annotations:
+        try:
+            annotations = types.ToolAnnotations.model_validate(dict(tool.annotations))
+        except ValidationError:
+            annotations = None
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=dict(tool.input_schema) or {"type": "object"},
+        annotations=annotations,
+    )
+
+
+def proxy_server(
+    name: str, exposure: ToolExposure, catalog: ToolCaller, refusal: Refusal
+) -> Server[Any]:
+    async def list_tools(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[mcp_tool(t) for t in exposure.tools(name)])
+
+    async def call_tool(
+        _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if message := refusal(qualified_name(name, params.name)):
+            return error_result(message)
+        try:
+            return await catalog.call_tool(name, params.name, params.arguments or {})
+        except TimeoutError:
+            return error_result(f"The server '{name}' did not answer {params.name} in time.")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            why = one_line(str(exc), 500) or type(exc).__name__
+            return error_result(f"The server '{name}' failed running {params.name}: {why}")
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def proxy_config(
+    name: str, exposure: ToolExposure, catalog: ToolCaller, refusal: Refusal
+) -> McpSdkServerConfig:
+    return McpSdkServerConfig(
+        type="sdk", name=name, instance=proxy_server(name, exposure, catalog, refusal)
+    )

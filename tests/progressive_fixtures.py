@@ -1,0 +1,36 @@
+"""Helpers for the progressive-disclosure tests: small registries built from plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bassi.core.registry import Registry, ServerStatus
+from bassi.core.tools import Origin, ToolInfo
+
+
+def tool_def(name: str, description: str = "", **properties: str) -> dict[str, Any]:
+    """An MCP tool in its JSON shape; each keyword is a string parameter with that text."""
+    return {
+        "name": name,
+        "description": description or f"The {name.replace('_', ' ')} tool.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {k: {"type": "string", "description": v} for k, v in properties.items()},
+        },
+    }
+
+
+def registry_of(
+    servers: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    always_load: Sequence[str] = (),
+    failed: Sequence[str] = (),
+) -> Registry:
+    registry = Registry()
+    for server, tools in servers.items():
+        registry.add_server(server, Origin.EXTERNAL, always_load=server in always_load)
+        registry.set_tools(server, [ToolInfo.from_mcp(server, t) for t in tools])
+    for server in failed:
+        registry.set_status(server, ServerStatus.FAILED, "exited with code 1")
+    return registry
