@@ -1,0 +1,1 @@
+"""The chat screen and the modal screens it opens."""

@@ -1,0 +1,1 @@
+"""The widgets of the chat screen; each module holds one kind of block."""

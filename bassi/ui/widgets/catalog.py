@@ -1,0 +1,237 @@
+"""The catalog of servers and tools, shown in the chat log at startup and by ``/tools``.
+
+It is live: it listens to the registry, so a slow server fills in where it stands and a failed
+one shows why, without the user asking again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Static
+
+from bassi.core.registry import Registry, ServerEntry, ServerStatus
+from bassi.core.tools import Origin
+from bassi.ui.safe import plain, plain_line
+
+PREVIEW_TOOLS = 8
+"""A group lists this many tool names before "+N more"."""
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_ICONS = {
+    ServerStatus.CONNECTED: ("●", "$text-success"),
+    ServerStatus.FAILED: ("✗", "$text-error"),
+    ServerStatus.DISABLED: ("○", "$text-muted"),
+}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class ServerGroup(Vertical):
+    """One server: a status line, its tool names, and the reason when it failed."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_expanded", "Expand/collapse tools")
+    ]
+
+    expanded: reactive[bool] = reactive(False)
+    frame: reactive[int] = reactive(0)
+
+    def __init__(self, entry: ServerEntry) -> None:
+        super().__init__(classes="server-group")
+        self.entry = entry
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="server-header")
+        yield Static(classes="server-error")
+        yield Static(classes="server-tools")
+
+    def on_mount(self) -> None:
+        self._refresh_parts()
+
+    def show(self, entry: ServerEntry) -> None:
+        self.entry = entry
+        if self.is_mounted:
+            self._refresh_parts()
+
+    @property
+    def expandable(self) -> bool:
+        return len(self.entry.tools) > PREVIEW_TOOLS
+
+    def action_toggle_expanded(self) -> None:
+        if self.expandable:
+            self.expanded = not self.expanded
+
+    def on_click(self) -> None:
+        self.action_toggle_expanded()
+
+    def watch_expanded(self) -> None:
+        if self.is_mounted:
+            self._refresh_parts()
+
+    def watch_frame(self) -> None:
+        if self.entry.status is ServerStatus.CONNECTING and self.is_mounted:
+            self.query_one(".server-header", Static).update(self._header())
+
+    def _refresh_parts(self) -> None:
+        entry = self.entry
+        self.can_focus = self.expandable
+        self.set_class(entry.status is ServerStatus.FAILED, "-failed")
+        self.set_class(entry.status is ServerStatus.CONNECTING, "-connecting")
+        self.query_one(".server-header", Static).update(self._header())
+        error = self.query_one(".server-error", Static)
+        error.display = bool(entry.status is ServerStatus.FAILED and entry.error)
+        error.update(plain(entry.error or "", max_chars=600))
+        tools = self.query_one(".server-tools", Static)
+        tools.display = bool(entry.tools)
+        tools.update(self._tool_names())
+
+    def _header(self) -> Content:
+        entry = self.entry
+        if entry.status is ServerStatus.CONNECTING:
+            animated = self.app.animation_level != "none"
+            icon, style = (SPINNER[self.frame % len(SPINNER)] if animated else "…"), "$text-warning"
+        else:
+            icon, style = _ICONS[entry.status]
+        parts: list[Content] = [
+            Content.styled(icon, style),
+            Content(" "),
+            plain_line(entry.name, 64, "bold"),
+        ]
+        if entry.status is ServerStatus.CONNECTED:
+            status = Content(_count(len(entry.tools), "tool"))
+        elif entry.status is ServerStatus.CONNECTING:
+            status = Content.styled("connecting…", "$text-warning")
+        elif entry.status is ServerStatus.FAILED:
+            status = Content.styled("failed", "$text-error")
+        else:
+            status = Content.styled("disabled", "$text-muted")
+        parts += [Content("  "), status]
+        where = "in-process" if entry.origin is Origin.IN_PROCESS else entry.target
+        if where:
+            parts += [Content("  "), plain_line(where, 70, "$text-muted")]
+        return Content("").join(parts)
+
+    def _tool_names(self) -> Content:
+        tools = self.entry.tools
+        shown = tools if self.expanded else tools[:PREVIEW_TOOLS]
+        style = "" if self.entry.available else "$text-muted"
+        names = Content(", ").join(plain_line(t.name, 64, style) for t in shown)
+        if not self.entry.available:
+            names = names + Content.styled("  (unavailable)", "$text-muted")
+        hidden = len(tools) - len(shown)
+        if hidden:
+            names = names + Content.styled(f"  +{hidden} more", "$text-accent underline")
+        elif self.expanded:
+            names = names + Content.styled("  (collapse)", "$text-accent underline")
+        return names
+
+
+class CatalogView(Vertical):
+    """Every server in the registry, in-process first, then external, then the total."""
+
+    class Changed(Message):
+        """A server entry changed in the registry (posted from the registry listener)."""
+
+        def __init__(self, server: str) -> None:
+            super().__init__()
+            self.server = server
+
+    def __init__(self, registry: Registry, problems: Sequence[str] = ()) -> None:
+        super().__init__(classes="catalog")
+        self.registry = registry
+        self.problems = list(problems)
+        self._unsubscribe: Callable[[], None] | None = None
+        self._spin_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("Tools", "bold"), classes="catalog-title")
+        for problem in self.problems:
+            yield Static(
+                Content.styled("⚠ ", "$text-warning") + plain(problem, max_chars=600),
+                classes="catalog-problem",
+            )
+        yield Static(Content.styled("bassi's own servers", "$text-muted"), id="in-process-title")
+        yield Vertical(id="in-process", classes="server-list")
+        yield Static(Content.styled("External servers", "$text-muted"), id="external-title")
+        yield Vertical(id="external", classes="server-list")
+        yield Static(classes="catalog-total")
+
+    def on_mount(self) -> None:
+        self._unsubscribe = self.registry.subscribe(self._registry_changed)
+        self._sync()
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _registry_changed(self, server: str) -> None:
+        self.post_message(self.Changed(server))
+
+    def on_catalog_view_changed(self, event: CatalogView.Changed) -> None:
+        event.stop()
+        self._sync()
+
+    def _sync(self) -> None:
+        """Bring the groups in line with the registry (new servers are appended in order)."""
+        groups = {g.entry.name: g for g in self.query(ServerGroup)}
+        for entry in self.registry.servers():
+            group = groups.get(entry.name)
+            if group is None:
+                list_id = "in-process" if entry.origin is Origin.IN_PROCESS else "external"
+                self.query_one(f"#{list_id}", Vertical).mount(ServerGroup(entry))
+            elif group.entry != entry:
+                group.show(entry)
+        entries = self.registry.servers()
+        self.query_one("#in-process-title").display = any(
+            e.origin is Origin.IN_PROCESS for e in entries
+        )
+        self.query_one("#external-title").display = any(
+            e.origin is Origin.EXTERNAL for e in entries
+        )
+        self.query_one(".catalog-total", Static).update(self._total(entries))
+        self._spin(any(e.status is ServerStatus.CONNECTING for e in entries))
+
+    def _spin(self, connecting: bool) -> None:
+        if connecting and self._spin_timer is None and self.app.animation_level != "none":
+            self._spin_timer = self.set_interval(0.1, self._tick)
+        elif not connecting and self._spin_timer is not None:
+            self._spin_timer.stop()
+            self._spin_timer = None
+
+    def _tick(self) -> None:
+        for group in self.query(ServerGroup):
+            group.frame += 1
+
+    @staticmethod
+    def _total(entries: Sequence[ServerEntry]) -> Content:
+        if not entries:
+            return Content.styled(
+                "No MCP servers configured. Add some to .mcp.json in this directory.",
+                "$text-muted",
+            )
+        tools = sum(len(e.tools) for e in entries if e.available)
+        order = (
+            ServerStatus.CONNECTED,
+            ServerStatus.CONNECTING,
+            ServerStatus.FAILED,
+            ServerStatus.DISABLED,
+        )
+        by_status = {s: sum(e.status is s for e in entries) for s in order}
+        parts = [f"{_count(tools, 'tool')} available on {_count(len(entries), 'server')}"]
+        parts += [f"{n} {s.value}" for s, n in by_status.items() if n]
+        return Content.styled(" · ".join(parts), "bold") + Content.styled(
+            "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",
+            "$text-muted",
+        )

@@ -1,0 +1,20 @@
+"""The scrolling conversation: everything bassi shows goes here, newest at the bottom."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+
+class ChatLog(VerticalScroll):
+    """Anchored to the bottom: new output stays in view until the user scrolls up, and
+    following resumes when they scroll back to the end (Textual's anchor does exactly this)."""
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def add(self, *widgets: Widget) -> None:
+        await self.mount_all(widgets)
+
+    async def clear(self) -> None:
+        await self.remove_children()

@@ -1,0 +1,81 @@
+"""The input line: history on Up/Down, completion of commands and tool names on Tab."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import Input, Static
+
+from bassi.core.tools import ToolInfo
+from bassi.ui.completion import InputSuggester, completions
+
+
+class PromptInput(Input):
+    """``history`` is the project's history list, appended to elsewhere (it is persisted by
+    the project state); this widget only walks it, keeping the unsent draft at the end."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "history(-1)", "Previous input", show=False),
+        Binding("down", "history(1)", "Next input", show=False),
+        Binding("tab", "complete", "Complete", show=False),
+    ]
+
+    def __init__(
+        self,
+        history: Sequence[str],
+        tools: Callable[[], Iterable[ToolInfo]],
+        pinned: Callable[[], Iterable[ToolInfo]],
+        *,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            placeholder="Message bassi, or /help",
+            suggester=InputSuggester(tools, pinned),
+            id=id,
+        )
+        self.history = history
+        self._tools = tools
+        self._pinned = pinned
+        self._position = len(history)
+        self._draft = ""
+
+    def completions(self) -> list[str]:
+        return completions(self.value, self._tools(), self._pinned())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "complete":
+            # Without a completion, Tab keeps its usual meaning (move focus).
+            return bool(self.completions())
+        return True
+
+    def action_complete(self) -> None:
+        found = self.completions()
+        if found:
+            self.value = found[0]
+            self.cursor_position = len(self.value)
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        if self._position >= len(self.history):
+            self._draft = self.value
+        self._position = max(0, min(len(self.history), self._position + step))
+        at_end = self._position >= len(self.history)
+        self.value = self._draft if at_end else self.history[self._position]
+        self.cursor_position = len(self.value)
+
+    def rewind(self) -> None:
+        """After a line is sent: start walking from the newest entry again."""
+        self._position = len(self.history)
+        self._draft = ""
+
+
+class CompletionHint(Static):
+    """The candidates for what is typed, under the input, so a person sees the choices."""
+
+    def show_for(self, candidates: list[str]) -> None:
+        self.display = bool(candidates)
+        self.update(Content("   ").join(Content(c.strip()) for c in candidates))

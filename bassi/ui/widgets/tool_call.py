@@ -1,0 +1,133 @@
+"""A tool call in the conversation: which tool on which server, with what, and what came back.
+
+Arguments and results come from the model and from servers, so they are shown as plain text,
+and capped: a tool that returns megabytes must not stall the chat log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from bassi.core.safe_text import clean
+from bassi.ui.safe import plain, plain_line
+
+PREVIEW_LINES = 6
+PREVIEW_CHARS = 600
+EXPANDED_CHARS = 50_000
+ARGUMENTS_CHARS = 400
+
+
+def format_arguments(arguments: Mapping[str, Any]) -> str:
+    """``key=value`` pairs, values as JSON, so a reader sees exactly what the model sent."""
+    parts = []
+    for key, value in arguments.items():
+        try:
+            shown = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            shown = repr(value)
+        parts.append(f"{key}={shown}")
+    return "  ".join(parts)
+
+
+def preview(text: str) -> tuple[str, str]:
+    """The head of a result, and what was left out ("" when nothing was)."""
+    lines = text.splitlines()
+    head = "\n".join(lines[:PREVIEW_LINES])
+    hidden = len(lines) - PREVIEW_LINES
+    cut = len(head) > PREVIEW_CHARS
+    if cut:
+        head = head[:PREVIEW_CHARS]
+    if hidden > 0:
+        return head, f"{hidden} more line{'s' if hidden != 1 else ''}"
+    return head, f"{len(text) - len(head):,} more characters" if cut else ""
+
+
+class ToolCallBlock(Vertical):
+    """Compact by default; Enter or a click expands a long result."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_expanded", "Expand/collapse result")
+    ]
+
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(
+        self, call_id: str, tool: str, server: str | None, arguments: Mapping[str, Any]
+    ) -> None:
+        super().__init__(classes="tool-call -running")
+        self.call_id = call_id
+        self.tool = tool
+        self.server = server
+        self.arguments = dict(arguments)
+        self.result: str | None = None
+        self.is_error = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header(), classes="tool-call-header")
+        args = format_arguments(self.arguments)
+        arguments = Static(plain(args, max_chars=ARGUMENTS_CHARS), classes="tool-call-args")
+        arguments.display = bool(args)
+        yield arguments
+        result = Static(classes="tool-call-result")
+        result.display = False
+        yield result
+
+    def finish(self, text: str, is_error: bool) -> None:
+        self.result = clean(text, max_chars=EXPANDED_CHARS)
+        self.is_error = is_error
+        self.remove_class("-running")
+        self.set_class(is_error, "-error")
+        self.can_focus = bool(preview(self.result)[1])
+        if self.is_mounted:
+            self._show_result()
+
+    def on_mount(self) -> None:
+        if self.result is not None:
+            self._show_result()
+
+    def action_toggle_expanded(self) -> None:
+        if self.result is not None and preview(self.result)[1]:
+            self.expanded = not self.expanded
+
+    def on_click(self) -> None:
+        self.action_toggle_expanded()
+
+    def watch_expanded(self) -> None:
+        if self.is_mounted and self.result is not None:
+            self._show_result()
+
+    def _header(self) -> Content:
+        if self.result is None:
+            state = Content.styled("running…", "$text-warning")
+        elif self.is_error:
+            state = Content.styled("✗ error", "$text-error bold")
+        else:
+            state = Content.styled("✓", "$text-success")
+        parts = [Content.styled("⚙ ", "$text-accent"), plain_line(self.tool, 80, "bold")]
+        if self.server:
+            parts += [Content.styled(" · ", "$text-muted"), plain_line(self.server, 64)]
+        return Content("").join([*parts, Content("  "), state])
+
+    def _show_result(self) -> None:
+        assert self.result is not None
+        self.query_one(".tool-call-header", Static).update(self._header())
+        widget = self.query_one(".tool-call-result", Static)
+        widget.display = True
+        if self.expanded:
+            body = Content(self.result) + Content.styled("\n(collapse)", "$text-accent underline")
+        else:
+            head, left_out = preview(self.result)
+            body = Content(head or "(no output)")
+            if left_out:
+                more = f"\n… {left_out} (enter/click to expand)"
+                body = body + Content.styled(more, "$text-accent")
+        widget.update(body)

@@ -1,0 +1,142 @@
+"""A tool's card: everything a person needs to decide whether the agent should use it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from bassi.core.tools import Origin, ToolInfo
+from bassi.ui.safe import plain, plain_line, plain_text
+
+DESCRIPTION_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type: str
+    required: bool
+    default: str
+    description: str
+
+
+def _type_of(schema: Mapping[str, Any]) -> str:
+    """A short, readable type for a JSON-schema property (servers write these many ways)."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    if isinstance(kind, str):
+        if kind == "array" and isinstance(schema.get("items"), Mapping):
+            return f"array[{_type_of(schema['items'])}]"
+        return kind
+    if isinstance(schema.get("enum"), list):
+        return "enum"
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            return " | ".join(_type_of(o) for o in options if isinstance(o, Mapping))
+    return "any"
+
+
+def parameters(tool: ToolInfo) -> list[Parameter]:
+    """The tool's parameters from its input schema, required ones first. A malformed schema
+    gives fewer rows, never an exception."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    required_list = tool.input_schema.get("required")
+    required = set(required_list) if isinstance(required_list, list) else set()
+    rows = []
+    for name, raw in properties.items():
+        schema = raw if isinstance(raw, Mapping) else {}
+        default = json.dumps(schema["default"], ensure_ascii=False) if "default" in schema else ""
+        description = schema.get("description")
+        if isinstance(schema.get("enum"), list):
+            choices = ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+            description = f"{description or ''} (one of: {choices})".strip()
+        rows.append(
+            Parameter(
+                name=str(name),
+                type=_type_of(schema),
+                required=name in required,
+                default=default,
+                description=str(description or ""),
+            )
+        )
+    return sorted(rows, key=lambda p: not p.required)
+
+
+def parameter_table(tool: ToolInfo) -> Table | Content:
+    rows = parameters(tool)
+    if not rows:
+        return Content.styled("No parameters.", "$text-muted")
+    table = Table(box=None, expand=True, pad_edge=False, header_style="bold")
+    table.add_column("name", no_wrap=True)
+    table.add_column("type")
+    table.add_column("required")
+    table.add_column("default")
+    table.add_column("description", ratio=1)
+    for p in rows:
+        table.add_row(
+            plain_text(p.name, "bold", max_chars=80),
+            plain_text(p.type, max_chars=60),
+            "yes" if p.required else "no",
+            plain_text(p.default, max_chars=60),
+            plain_text(p.description, max_chars=2_000),
+        )
+    return table
+
+
+class ToolCard(Vertical):
+    """Qualified name, server, full description and the parameter table; says when pinned."""
+
+    pinned: reactive[bool] = reactive(False)
+
+    def __init__(self, tool: ToolInfo, *, pinned: bool = False, available: bool = True) -> None:
+        super().__init__(classes="tool-card")
+        self.tool = tool
+        self.available = available
+        self.set_reactive(ToolCard.pinned, pinned)
+        self.border_title = plain_line(tool.ref, 100)
+
+    def compose(self) -> ComposeResult:
+        tool = self.tool
+        origin = "in-process" if tool.origin is Origin.IN_PROCESS else "external"
+        about = Content("").join(
+            [
+                plain_line(tool.qualified_name, 160, "bold"),
+                Content.styled("  server ", "$text-muted"),
+                plain_line(tool.server, 64),
+                Content.styled(f" ({origin})", "$text-muted"),
+                Content("")
+                if self.available
+                else Content.styled("  unavailable: server not connected", "$text-error"),
+            ]
+        )
+        yield Static(about, classes="tool-card-about")
+        description = tool.description.strip() or "(no description)"
+        yield Static(
+            plain(description, max_chars=DESCRIPTION_CHARS), classes="tool-card-description"
+        )
+        yield Static(Content.styled("Parameters", "bold"), classes="tool-card-heading")
+        yield Static(parameter_table(tool), classes="tool-card-parameters")
+
+    def on_mount(self) -> None:
+        self.watch_pinned(self.pinned)
+
+    def watch_pinned(self, pinned: bool) -> None:
+        self.set_class(pinned, "-pinned")
+        self.border_subtitle = (
+            Content.styled("pinned: the agent may use it", "$text-success")
+            if pinned
+            else Content.styled("not pinned", "$text-muted")
+        )
