@@ -1,0 +1,45 @@
+"""Small helpers for pilot tests: read what the terminal shows, host a single widget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+
+from bassi.ui.widgets.chat_log import ChatLog
+
+APP_CSS = Path(__file__).resolve().parents[2] / "bassi" / "ui" / "app.tcss"
+
+
+def screen_text(app: App[object]) -> str:
+    """The characters currently on screen, one line per row (what a person would read)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text.rstrip() for strip in strips)
+
+
+def styles_of(app: App[object], needle: str) -> list[Style]:
+    """The styles of the on-screen segments that contain ``needle``."""
+    found = []
+    for strip in app.screen._compositor.render_strips():
+        for segment in strip:
+            if needle in segment.text and segment.style is not None:
+                found.append(segment.style)
+    return found
+
+
+class WidgetHost(App[None]):
+    """An app with just a chat log holding the widgets under test, styled by bassi's CSS."""
+
+    CSS_PATH = str(APP_CSS)
+
+    def __init__(self, *widgets: Callable[[], Widget]) -> None:
+        super().__init__()
+        self._factories = widgets
+
+    def compose(self) -> ComposeResult:
+        with ChatLog():
+            for factory in self._factories:
+                yield factory()

@@ -1,0 +1,115 @@
+"""Tool-call blocks, search tables and the prompt, driven the way a person uses them."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.color import Color
+
+from bassi.core.search import SearchHit
+from bassi.core.tools import ToolInfo
+from bassi.ui.widgets.prompt import PromptInput
+from bassi.ui.widgets.search_results import SearchResults
+from bassi.ui.widgets.tool_call import ToolCallBlock
+from tests.ui.helpers import APP_CSS, WidgetHost, screen_text
+
+TOOLS = [
+    ToolInfo("mail", "list_messages", "List mail messages in a folder"),
+    ToolInfo("mail", "send_message", "Send an email message"),
+    ToolInfo("git", "git_status", "Show the working tree status"),
+]
+
+
+async def test_long_result_is_truncated_and_expands() -> None:
+    block = ToolCallBlock("c1", "execute", "bash", {"command": "seq 1 50"})
+    app = WidgetHost(lambda: block)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        assert "running" in screen_text(app)
+        block.finish("\n".join(f"row {i}" for i in range(1, 51)), is_error=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert 'command="seq 1 50"' in text
+        assert "row 6" in text and "row 7" not in text
+        assert "44 more lines" in text
+        block.focus()
+        await pilot.press("enter")
+        text = screen_text(app)
+        assert "row 30" in text and "more lines" not in text
+
+
+async def test_error_result_is_marked_and_red() -> None:
+    block = ToolCallBlock("c2", "fetch", "web", {"url": "http://x"})
+    block.finish("HTTP 404: not found", is_error=True)
+    app = WidgetHost(lambda: block)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        assert "✗ error" in screen_text(app)
+        assert block.has_class("-error")
+        result = block.query_one(".tool-call-result")
+        assert result.styles.color == Color.parse(app.get_css_variables()["text-error"])
+
+
+async def test_row_selection_by_keyboard_and_mouse_chooses_the_tool() -> None:
+    hits = [SearchHit(t, 3.0 - i, ("message",)) for i, t in enumerate(TOOLS)]
+    chosen: list[str] = []
+
+    class Host(WidgetHost):
+        def on_search_results_tool_chosen(self, event: SearchResults.ToolChosen) -> None:
+            chosen.append(event.tool.ref)
+
+    app = Host(lambda: SearchResults("message", hits))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert text.index("list_messages") < text.index("send_message") < text.index("git_status")
+        app.query_one(SearchResults).focus()
+        await pilot.press("down", "enter")
+        assert chosen == ["mail/send_message"]
+        row = screen_text(app).splitlines()
+        y = next(i for i, line in enumerate(row) if "git_status" in line)
+        await pilot.click(offset=(10, y))
+        await pilot.click(offset=(10, y))
+        await pilot.pause()
+        assert chosen[-1] == "git/git_status"
+
+
+class PromptHost(App[None]):
+    CSS_PATH = str(APP_CSS)
+
+    def __init__(self, history: list[str]) -> None:
+        super().__init__()
+        self.history = history
+
+    def compose(self) -> ComposeResult:
+        yield PromptInput(self.history, lambda: TOOLS, lambda: TOOLS[:1], id="prompt")
+
+
+async def test_up_and_down_walk_history_and_keep_the_draft() -> None:
+    app = PromptHost(["first", "second"])
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"draft")
+        await pilot.press("up")
+        assert prompt.value == "second"
+        await pilot.press("up", "up")
+        assert prompt.value == "first"
+        await pilot.press("down")
+        assert prompt.value == "second"
+        await pilot.press("down")
+        assert prompt.value == "draft"
+
+
+async def test_tab_completes_commands_and_tool_names() -> None:
+    app = PromptHost([])
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"/tools s", "tab")
+        assert prompt.value == "/tools search "
+        prompt.value = ""
+        await pilot.press(*"/tool send", "tab")
+        assert prompt.value == "/tool send_message"
+        prompt.value = ""
+        await pilot.press(*"/tool unpin ", "tab")
+        assert prompt.value == "/tool unpin list_messages"

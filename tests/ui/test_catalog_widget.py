@@ -1,0 +1,84 @@
+"""The live catalog: what a person sees while servers connect, fail or fill in."""
+
+from __future__ import annotations
+
+from bassi.core.registry import Registry, ServerStatus
+from bassi.core.tools import Origin, ToolInfo
+from bassi.ui.widgets.catalog import PREVIEW_TOOLS, CatalogView, ServerGroup
+from tests.ui.helpers import WidgetHost, screen_text
+
+
+def _registry() -> Registry:
+    registry = Registry()
+    registry.add_server("bash", Origin.IN_PROCESS)
+    registry.set_tools("bash", [ToolInfo("bash", "execute", "Run a shell command")])
+    registry.add_server("git", Origin.EXTERNAL, target="uvx mcp-server-git")
+    registry.set_tools("git", [ToolInfo("git", f"git_op_{i:02}") for i in range(12)])
+    return registry
+
+
+async def test_in_process_first_then_external_with_target_and_total() -> None:
+    registry = _registry()
+    # Added first, but external: must still be listed after the in-process server.
+    registry.add_server("slow", Origin.EXTERNAL, target="python slow.py")
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert text.index("bash") < text.index("git") < text.index("slow")
+        assert "in-process" in text
+        assert "uvx mcp-server-git" in text
+        assert "python slow.py" in text
+        assert "connecting" in text
+        assert "13 tools available on 3 servers" in text
+
+
+async def test_slow_server_fills_in_and_failed_server_shows_reason() -> None:
+    registry = _registry()
+    registry.add_server("slow", Origin.EXTERNAL, target="python slow.py")
+    registry.add_server("broken", Origin.EXTERNAL, target="nonexistent --flag")
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        assert "slow_tool" not in screen_text(app)
+
+        registry.set_tools("slow", [ToolInfo("slow", "slow_tool", "arrives late")])
+        registry.set_status("broken", ServerStatus.FAILED, "exit code 127: command not found")
+        await pilot.pause()
+
+        text = screen_text(app)
+        slow_line = next(line for line in text.splitlines() if " slow " in line)
+        assert "1 tool" in slow_line and "connecting" not in slow_line
+        assert "slow_tool" in text
+        assert "failed" in text
+        assert "exit code 127: command not found" in text
+        assert "14 tools available on 4 servers · 3 connected · 1 failed" in text
+
+
+async def test_many_tools_show_a_preview_and_expand_on_enter() -> None:
+    registry = _registry()
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert f"git_op_{PREVIEW_TOOLS - 1:02}" in text
+        assert f"git_op_{PREVIEW_TOOLS:02}" not in text
+        assert f"+{12 - PREVIEW_TOOLS} more" in text
+
+        group = next(g for g in app.query(ServerGroup) if g.entry.name == "git")
+        group.focus()
+        await pilot.press("enter")
+        text = screen_text(app)
+        assert "git_op_11" in text and "more" not in text
+
+        await pilot.click(group)
+        assert "git_op_11" not in screen_text(app)
+
+
+async def test_no_servers_says_how_to_add_them() -> None:
+    app = WidgetHost(lambda: CatalogView(Registry(), ["server 'x': missing 'command'"]))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "No MCP servers configured" in text
+        assert "⚠ server 'x': missing 'command'" in text
