@@ -1,0 +1,342 @@
+"""``bassi tools list|search|show``: the catalog from a shell, for scripts and quick checks.
+
+It runs the same core as the app: the servers are connected (each within its own timeout),
+the answer printed, and everything closed again. Whatever a server sent is cleaned of
+terminal escapes and printed as plain text, never as Rich markup; ``--json`` prints data.
+
+Exit codes: 0 on success; 1 when ``list`` finds a failed server, ``search`` finds nothing, or
+``show`` finds no single tool; 2 for a bad argument (an unknown ``--server``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from bassi.core.catalog import Catalog
+from bassi.core.mcp_config import ConfigProblem, Severity
+from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
+from bassi.core.safe_text import clean, one_line
+from bassi.core.search import SearchHit
+from bassi.core.settings import Settings
+from bassi.core.tools import ToolInfo
+
+_STATUS_STYLE = {
+    ServerStatus.CONNECTED: "green",
+    ServerStatus.CONNECTING: "yellow",
+    ServerStatus.FAILED: "red",
+    ServerStatus.DISABLED: "dim",
+}
+_MAX_DESCRIPTION = 20_000
+"""Characters of a description ``show`` prints; the rest is marked as cut."""
+
+
+def add_tools_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tools = subparsers.add_parser(
+        "tools",
+        help="list, search and show the tools of every server",
+        description="Connect the servers, answer, and exit.",
+    )
+    actions = tools.add_subparsers(dest="tools_command", required=True)
+    listing = actions.add_parser("list", help="every server with its status and tools")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    search = actions.add_parser("search", help="the tools that best match a query")
+    search.add_argument("query", nargs="+", help="what the tool should do, or its name")
+    search.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results")
+    search.add_argument("--server", metavar="S", help="only tools of server S")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    show = actions.add_parser("show", help="one tool's full card")
+    show.add_argument("name", help="mcp__server__tool, server/tool, or a unique tool name")
+    show.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run_tools_command(args: argparse.Namespace, settings: Settings) -> int:
+    out = Console(file=sys.stdout, highlight=False, emoji=False)
+    err = Console(file=sys.stderr, highlight=False, emoji=False)
+    return asyncio.run(_run(args, settings, out, err))
+
+
+async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    catalog = Catalog(settings)
+    for problem in catalog.problems:
+        _print_problem(err, problem)
+    await catalog.start()
+    try:
+        await catalog.wait_ready()
+        if args.tools_command == "list":
+            return _list(catalog, args.json, out)
+        if args.tools_command == "search":
+            return _search(catalog, args, out, err)
+        return _show(catalog, args.name, args.json, out, err)
+    finally:
+        await catalog.close()
+
+
+def _print_problem(err: Console, problem: ConfigProblem) -> None:
+    label = "warning" if problem.severity is Severity.WARNING else "error"
+    err.print(Text(f"{label}: ", style="yellow bold") + Text(clean(str(problem))))
+
+
+# list
+
+
+def _list(catalog: Catalog, as_json: bool, out: Console) -> int:
+    entries = catalog.registry.servers()
+    failed = any(e.status is ServerStatus.FAILED for e in entries)
+    if as_json:
+        servers = [_server_json(e, catalog.registry) for e in entries]
+        problems = [_problem_json(p) for p in catalog.problems]
+        _print_json({"servers": servers, "problems": problems})
+        return 1 if failed else 0
+    for entry in entries:
+        out.print(_server_block(entry))
+    out.print(_totals(entries))
+    return 1 if failed else 0
+
+
+def _server_block(entry: ServerEntry) -> RenderableType:
+    count = len(entry.tools)
+    header = Text.assemble(
+        (clean(entry.name), "bold"),
+        "  ",
+        (entry.status.value, _STATUS_STYLE[entry.status]),
+        "  ",
+        f"{count} tool{'' if count == 1 else 's'}",
+    )
+    parts: list[RenderableType] = [header, _indented(Text(one_line(entry.target, 300), "dim"))]
+    if entry.error:
+        parts.append(_indented(Text(clean(entry.error, max_chars=2_000), style="red")))
+    if entry.tools:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        style = "" if entry.available else "dim"
+        for tool in entry.tools:
+            grid.add_row(Text(clean(tool.name), style=style), Text(one_line(tool.description)))
+        parts.append(_indented(grid))
+    return Group(*parts, Text(""))
+
+
+def _indented(renderable: RenderableType) -> RenderableType:
+    return Padding(renderable, (0, 0, 0, 2), expand=False)
+
+
+def _totals(entries: Sequence[ServerEntry]) -> Text:
+    by_status: dict[str, int] = {}
+    for entry in entries:
+        by_status[entry.status.value] = by_status.get(entry.status.value, 0) + 1
+    states = ", ".join(f"{n} {status}" for status, n in by_status.items())
+    tools = sum(len(e.tools) for e in entries)
+    return Text(f"{len(entries)} servers ({states}), {tools} tools")
+
+
+# search
+
+
+def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Console) -> int:
+    query = " ".join(args.query)
+    server: str | None = args.server
+    if server is not None and not _has_server(catalog.registry, server):
+        known = ", ".join(e.name for e in catalog.registry.servers())
+        err.print(Text(f"unknown server '{clean(server)}'; known servers: {clean(known)}"))
+        return 2
+    hits = catalog.index.search(query, limit=max(args.limit, 0), server=server)
+    if args.json:
+        _print_json({"query": query, "hits": [_hit_json(h, catalog.registry) for h in hits]})
+        return 0 if hits else 1
+    if not hits:
+        err.print(Text(f"no tool matches '{one_line(query)}'"))
+        return 1
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", style="dim")
+    grid.add_column(no_wrap=True)
+    grid.add_column(justify="right", style="dim")
+    grid.add_column()
+    for rank, hit in enumerate(hits, 1):
+        available = catalog.registry.is_available(hit.tool)
+        ref = Text(clean(hit.tool.ref), style="bold" if available else "dim")
+        if not available:
+            ref.append(" (unavailable)", style="dim")
+        about = Text(one_line(hit.tool.description))
+        if hit.matched_terms:
+            about.append(f"  [{', '.join(clean(t) for t in hit.matched_terms)}]", style="dim")
+        grid.add_row(f"{rank}.", ref, f"{hit.score:.2f}", about)
+    out.print(grid)
+    return 0
+
+
+def _has_server(registry: Registry, name: str) -> bool:
+    return any(e.name.lower() == name.lower() for e in registry.servers())
+
+
+# show
+
+
+def _show(catalog: Catalog, name: str, as_json: bool, out: Console, err: Console) -> int:
+    registry = catalog.registry
+    try:
+        tool = registry.resolve(name)
+    except ToolNotFoundError as exc:
+        if as_json:
+            _print_json(
+                {
+                    "error": str(exc),
+                    "ambiguous": exc.ambiguous,
+                    "candidates": exc.candidates,
+                }
+            )
+        else:
+            err.print(Text(clean(str(exc))))
+        return 1
+    entry = registry.server(tool.server)
+    if as_json:
+        _print_json(_tool_json(tool, registry) | {"status": entry.status.value})
+        return 0
+    out.print(_card(tool, entry))
+    return 0
+
+
+def _card(tool: ToolInfo, entry: ServerEntry) -> RenderableType:
+    title = Text.assemble((clean(tool.ref), "bold"), "  ", (clean(tool.qualified_name), "dim"))
+    status = Text.assemble(
+        f"server {clean(entry.name)} · {tool.origin.value} · ",
+        (entry.status.value, _STATUS_STYLE[entry.status]),
+    )
+    if not entry.available:
+        status.append(" · unavailable", style="red")
+    parts: list[RenderableType] = [title, status, Text("")]
+    description = clean(tool.description, max_chars=_MAX_DESCRIPTION).strip()
+    parts.append(Text(description or "(no description)"))
+    parts.append(Text(""))
+    rows = parameter_rows(tool.input_schema)
+    if rows:
+        table = Table(title=None, show_edge=False, header_style="bold", expand=False)
+        for column in ("name", "type", "required", "default", "description"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        parts.append(Text("Parameters", style="bold"))
+        parts.append(table)
+    else:
+        parts.append(Text("No parameters.", style="dim"))
+    if tool.annotations:
+        hints = ", ".join(
+            f"{clean(str(k))}: {clean(json.dumps(v, ensure_ascii=False))}"
+            for k, v in tool.annotations.items()
+        )
+        parts.append(Text(""))
+        parts.append(Text.assemble(("Annotations: ", "bold"), one_line(hints, 400)))
+    return Group(*parts)
+
+
+def parameter_rows(schema: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """One row per top-level property: name, type, required, default, description; each
+    cell cleaned for display."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    required = schema.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    rows = []
+    for name, spec in properties.items():
+        spec = spec if isinstance(spec, Mapping) else {}
+        default = (
+            one_line(json.dumps(spec["default"], ensure_ascii=False), 60)
+            if "default" in spec
+            else ""
+        )
+        rows.append(
+            (
+                clean(str(name)),
+                one_line(_type_of(spec), 60),
+                "yes" if name in required_names else "no",
+                default,
+                clean(str(spec.get("description") or ""), max_chars=500).strip(),
+            )
+        )
+    return rows
+
+
+def _type_of(spec: Mapping[str, Any]) -> str:
+    if "enum" in spec and isinstance(spec["enum"], list):
+        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in spec["enum"])
+    if "const" in spec:
+        return f"= {json.dumps(spec['const'], ensure_ascii=False)}"
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    if kind == "array" and isinstance(spec.get("items"), Mapping):
+        return f"array of {_type_of(spec['items'])}"
+    if isinstance(kind, str):
+        return kind
+    for combinator in ("anyOf", "oneOf"):
+        options = spec.get(combinator)
+        if isinstance(options, list):
+            return " | ".join(_type_of(o) for o in options if isinstance(o, Mapping))
+    return "any"
+
+
+# JSON
+
+
+def _print_json(data: object) -> None:
+    """ASCII JSON: every control character from a server arrives escaped, so it is safe on
+    a terminal and exact for a program."""
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+
+def _server_json(entry: ServerEntry, registry: Registry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "origin": entry.origin.value,
+        "status": entry.status.value,
+        "target": entry.target,
+        "error": entry.error,
+        "always_load": entry.always_load,
+        "tools": [_tool_json(t, registry) for t in entry.tools],
+    }
+
+
+def _problem_json(problem: ConfigProblem) -> dict[str, Any]:
+    return {
+        "file": str(problem.path),
+        "server": problem.server,
+        "severity": problem.severity.value,
+        "message": problem.message,
+    }
+
+
+def _tool_json(tool: ToolInfo, registry: Registry) -> dict[str, Any]:
+    return {
+        "server": tool.server,
+        "name": tool.name,
+        "ref": tool.ref,
+        "qualified_name": tool.qualified_name,
+        "origin": tool.origin.value,
+        "available": registry.is_available(tool),
+        "description": tool.description,
+        "input_schema": dict(tool.input_schema),
+        "annotations": dict(tool.annotations) if tool.annotations else None,
+    }
+
+
+def _hit_json(hit: SearchHit, registry: Registry) -> dict[str, Any]:
+    return {
+        "ref": hit.tool.ref,
+        "qualified_name": hit.tool.qualified_name,
+        "server": hit.tool.server,
+        "name": hit.tool.name,
+        "score": hit.score,
+        "matched_terms": list(hit.matched_terms),
+        "summary": hit.tool.summary,
+        "available": registry.is_available(hit.tool),
+    }

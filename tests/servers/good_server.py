@@ -1,0 +1,35 @@
+"""A well-behaved stdio MCP server. ``--banner`` first prints a line that is not JSON-RPC,
+as servers with a stray ``print`` do; bassi must still connect."""
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("good")
+
+
+@server.tool(description="Echo the given text back.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Add two integers.\nReturns their sum.")
+def add(a: int, b: int = 2) -> int:
+    return a + b
+
+
+@server.tool(description="Always fails with an error result.")
+def fail() -> str:
+    raise ValueError("this tool always fails")
+
+
+@server.tool(description="Report an environment variable and the working directory.")
+def where(variable: str) -> str:
+    return f"{variable}={os.environ.get(variable, '<unset>')} cwd={os.getcwd()}"
+
+
+if __name__ == "__main__":
+    if "--banner" in sys.argv:
+        print("Good server v1 starting (this line is not JSON-RPC)", flush=True)
+    server.run("stdio")
