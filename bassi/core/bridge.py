@@ -13,7 +13,9 @@ whatever path the call took to get here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from claude_agent_sdk.types import McpSdkServerConfig
@@ -38,6 +40,29 @@ Refusal = Callable[[str], str | None]
 """For a qualified tool name: the message the model gets instead of a run, or None to run."""
 
 
+class CallTracker:
+    """Counts the calls in flight per server. Re-listing a server means toggling it off and
+    on in the CLI, which would cut a running call short, so bassi waits until the server is
+    idle; ``on_idle`` says when that happens."""
+
+    def __init__(self, on_idle: Callable[[str], None] = lambda _server: None) -> None:
+        self._running: Counter[str] = Counter()
+        self.on_idle = on_idle
+
+    def busy(self, server: str) -> bool:
+        return self._running[server] > 0
+
+    @contextmanager
+    def running(self, server: str) -> Iterator[None]:
+        self._running[server] += 1
+        try:
+            yield
+        finally:
+            self._running[server] -= 1
+            if not self._running[server]:
+                self.on_idle(server)
+
+
 def error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
@@ -60,7 +85,11 @@ def mcp_tool(tool: ToolInfo) -> types.Tool:
 
 
 def proxy_server(
-    name: str, exposure: ToolExposure, catalog: ToolCaller, refusal: Refusal
+    name: str,
+    exposure: ToolExposure,
+    catalog: ToolCaller,
+    refusal: Refusal,
+    tracker: CallTracker,
 ) -> Server[Any]:
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
@@ -72,22 +101,27 @@ def proxy_server(
     ) -> types.CallToolResult:
         if message := refusal(qualified_name(name, params.name)):
             return error_result(message)
-        try:
-            return await catalog.call_tool(name, params.name, params.arguments or {})
-        except TimeoutError:
-            return error_result(f"The server '{name}' did not answer {params.name} in time.")
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            why = one_line(str(exc), 500) or type(exc).__name__
-            return error_result(f"The server '{name}' failed running {params.name}: {why}")
+        with tracker.running(name):
+            try:
+                return await catalog.call_tool(name, params.name, params.arguments or {})
+            except asyncio.CancelledError:
+                raise
+            except TimeoutError:
+                return error_result(f"The server '{name}' did not answer {params.name} in time.")
+            except Exception as exc:
+                why = one_line(str(exc), 500) or type(exc).__name__
+                return error_result(f"The server '{name}' failed running {params.name}: {why}")
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 def proxy_config(
-    name: str, exposure: ToolExposure, catalog: ToolCaller, refusal: Refusal
+    name: str,
+    exposure: ToolExposure,
+    catalog: ToolCaller,
+    refusal: Refusal,
+    tracker: CallTracker,
 ) -> McpSdkServerConfig:
     return McpSdkServerConfig(
-        type="sdk", name=name, instance=proxy_server(name, exposure, catalog, refusal)
+        type="sdk", name=name, instance=proxy_server(name, exposure, catalog, refusal, tracker)
     )

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from bassi.core.registry import Registry, ToolNotFoundError
 from bassi.core.settings import Settings, ToolsMode
@@ -36,9 +37,8 @@ USER_CHOSEN = frozenset({Reason.ALL_MODE, Reason.PINNED, Reason.ALWAYS_LOAD, Rea
 """Reasons that mean the user (not the agent) put the tool in front of the model."""
 
 
-@dataclass(frozen=True, slots=True)
-class Exposure:
-    """The figures the status bar shows."""
+class Exposure(NamedTuple):
+    """The figures the status bar shows (a tuple, so it unpacks too)."""
 
     exposed: int
     pinned: int

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 
+from bassi.core.bridge import CallTracker
 from bassi.core.exposure import CHARS_PER_TOKEN, ToolExposure
 from bassi.core.registry import Registry, ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
@@ -118,7 +119,7 @@ class MetaTools:
         self._denial = denial
         self._changed = changed
 
-    def server(self, visible: Callable[[], bool]) -> Server[Any]:
+    def server(self, visible: Callable[[], bool], tracker: CallTracker) -> Server[Any]:
         """The MCP server the CLI talks to. ``visible`` says whether the meta-tools are
         listed now (they are pointless when every tool is already exposed)."""
 
@@ -130,7 +131,8 @@ class MetaTools:
         async def call_tool(
             _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
-            answer = await self.call(params.name, params.arguments or {})
+            with tracker.running(SERVER_NAME):
+                answer = await self.call(params.name, params.arguments or {})
             return types.CallToolResult(
                 content=[types.TextContent(text=answer.text)], is_error=answer.is_error
             )

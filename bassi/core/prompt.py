@@ -36,7 +36,8 @@ PROGRESSIVE = (
     "Most tools are not loaded. To use one, call mcp__bassi__tool_search with a few words "
     "about the task: it answers matching tools and loads the best ones, so call them right "
     "away. mcp__bassi__tool_load loads exact names, tool_describe shows a tool's parameters, "
-    "tool_active lists what is loaded. A tool that is not loaded cannot be called."
+    "tool_active lists what is loaded. A tool that is not loaded cannot be called: the call "
+    'fails with "No such tool available"; search for it or load it, then call it again.'
 )
 ALL = "Every tool of these servers is loaded."
 

@@ -1,0 +1,172 @@
+"""bassi's meta-tools: compact search that loads, exact loads, schemas, and helpful errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import Client, types
+
+from bassi.core.bridge import CallTracker
+from bassi.core.exposure import CHARS_PER_TOKEN, ToolExposure
+from bassi.core.meta_tools import LINE_TOKENS, LOAD_TOP, MetaTools
+from bassi.core.registry import Registry
+from bassi.core.search import ToolIndex
+from bassi.core.settings import Settings, ToolsMode
+from tests.progressive_fixtures import registry_of, tool_def
+
+HOSTILE = "[bold red]Lists things\x1b[2J\x1b]0;pwned\x07 " + "very long " * 100_000
+
+
+class Harness:
+    def __init__(
+        self, mode: ToolsMode = ToolsMode.PROGRESSIVE, denied: frozenset[str] = frozenset()
+    ) -> None:
+        self.registry: Registry = registry_of(
+            {
+                "git": [
+                    tool_def("git_status", "Shows the working tree status of a repository."),
+                    tool_def("git_log", "Shows the commit logs of a repository."),
+                    tool_def("git_diff", "Shows changes between commits or the working tree."),
+                    tool_def("git_commit", "Records changes to the repository.", message="msg"),
+                ],
+                "weird": [tool_def("list_things", HOSTILE)],
+                "calendar": [tool_def("list_events", "Lists calendar events of the user.")],
+                "down": [tool_def("down_status", "Shows status of a server that is down.")],
+            },
+            failed=["down"],
+        )
+        index = ToolIndex()
+        index.sync(self.registry)
+        settings = Settings(project_dir=Path("."), env={}, tools_mode=mode)
+        self.denied = denied
+        self.exposure = ToolExposure(
+            self.registry, settings, pins=lambda: (), is_denied=denied.__contains__
+        )
+        self.changes = 0
+        self.meta = MetaTools(
+            self.registry,
+            index,
+            self.exposure,
+            denial=lambda n: "denied by the rule mcp__git__git_commit" if n in denied else None,
+            changed=self._changed,
+        )
+
+    async def _changed(self) -> None:
+        self.changes += 1
+
+    def exposed(self) -> set[str]:
+        return {t.qualified_name for t in self.exposure.tools()}
+
+
+async def test_search_answers_compact_lines_and_loads_the_top_results() -> None:
+    h = Harness()
+    answer = await h.meta.call("tool_search", {"query": "repository status", "limit": 5})
+    assert not answer.is_error
+    head, *lines = answer.text.splitlines()
+    assert lines[0].startswith("git/git_status — Shows the working tree status")
+    assert len(lines) == 4
+    assert all(len(line) <= LINE_TOKENS * CHARS_PER_TOKEN for line in lines)
+    assert "loaded now" in head and "mcp__<server>__<tool>" in head
+    assert len(h.exposed()) == LOAD_TOP
+    assert "mcp__git__git_status" in h.exposed()
+    assert sum("[loaded]" in line for line in lines) == LOAD_TOP
+    assert h.changes == 1
+
+
+async def test_search_lines_stay_compact_and_inert_with_hostile_descriptions() -> None:
+    h = Harness()
+    answer = await h.meta.call("tool_search", {"query": "list things"})
+    line = next(li for li in answer.text.splitlines() if li.startswith("weird/list_things"))
+    assert len(line) <= LINE_TOKENS * CHARS_PER_TOKEN
+    assert "\x1b" not in line and "\x07" not in line
+
+
+async def test_search_never_offers_denied_tools_and_never_loads_unavailable_ones() -> None:
+    h = Harness(denied=frozenset({"mcp__git__git_commit"}))
+    answer = await h.meta.call("tool_search", {"query": "status commit changes", "limit": 10})
+    assert "git_commit" not in answer.text
+    assert "down/down_status — Shows status of a server that is down. [server unavailable]" in (
+        answer.text.splitlines()
+    )
+    assert "mcp__down__down_status" not in h.exposed()
+
+
+async def test_search_with_no_match_says_so_and_suggests_broader_words() -> None:
+    h = Harness()
+    answer = await h.meta.call("tool_search", {"query": "zebra quantum"})
+    assert answer.text.startswith("No tools match 'zebra quantum'")
+    assert h.exposed() == set()
+    assert (await h.meta.call("tool_search", {})).is_error
+
+
+async def test_select_form_loads_exact_names_and_explains_unknown_ones() -> None:
+    h = Harness()
+    answer = await h.meta.call("tool_search", {"query": "select:git/git_log,calendar_events"})
+    assert "Loaded, callable now: mcp__git__git_log" in answer.text
+    assert "No tool 'calendar_events'. Closest: calendar/list_events" in answer.text
+    assert h.exposed() == {"mcp__git__git_log"}
+
+
+async def test_load_makes_tools_visible_and_refuses_denied_unknown_and_unavailable() -> None:
+    h = Harness(denied=frozenset({"mcp__git__git_commit"}))
+    answer = await h.meta.call(
+        "tool_load",
+        {"names": ["mcp__git__git_diff", "git_comit", "git/git_commit", "down_status"]},
+    )
+    assert not answer.is_error
+    lines = answer.text.splitlines()
+    assert lines[0] == "Loaded, callable now: mcp__git__git_diff"
+    assert "No tool 'git_comit'. Closest: git/git_commit" in lines[1]
+    assert "mcp__git__git_commit is not allowed" in lines[2]
+    assert lines[3] == "mcp__down__down_status: server is failed: exited with code 1."
+    assert h.exposed() == {"mcp__git__git_diff"}
+    assert h.changes == 1
+
+    nothing = await h.meta.call("tool_load", {"names": "nope"})
+    assert nothing.is_error
+    assert h.changes == 1
+
+
+async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
+    h = Harness()
+    answer = await h.meta.call("tool_describe", {"name": "git_commit"})
+    assert answer.text.startswith("mcp__git__git_commit (not loaded: load it with tool_load)")
+    assert '"message":{"type":"string","description":"msg"}' in answer.text
+    missing = await h.meta.call("tool_describe", {"name": "mcp__git__git_stat"})
+    assert missing.is_error
+    assert "Closest: git/git_status" in missing.text
+
+
+async def test_active_lists_what_is_loaded_and_why() -> None:
+    h = Harness()
+    assert "No tools are loaded" in (await h.meta.call("tool_active", {})).text
+    await h.meta.call("tool_load", {"names": ["git_log"]})
+    assert (await h.meta.call("tool_active", {})).text.splitlines() == [
+        "1 tools loaded:",
+        "mcp__git__git_log (loaded by the agent)",
+    ]
+
+
+async def test_the_mcp_server_lists_meta_tools_only_when_visible_and_answers_calls() -> None:
+    h = Harness()
+    visible = True
+    server = h.meta.server(lambda: visible, CallTracker())
+    async with Client(server) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == [
+            "tool_search",
+            "tool_describe",
+            "tool_load",
+            "tool_active",
+        ]
+        result = await client.call_tool("tool_load", {"names": ["git_status"]})
+        assert isinstance(result, types.CallToolResult)
+        assert not result.is_error
+        assert isinstance(result.content[0], types.TextContent)
+        assert result.content[0].text == "Loaded, callable now: mcp__git__git_status"
+        unknown = await client.call_tool("tool_frobnicate", {})
+        assert isinstance(unknown, types.CallToolResult)
+        assert unknown.is_error
+    visible = False
+    async with Client(h.meta.server(lambda: visible, CallTracker())) as client:
+        assert (await client.list_tools()).tools == []
