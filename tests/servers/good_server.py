@@ -3,6 +3,7 @@ as servers with a stray ``print`` do; bassi must still connect."""
 
 import os
 import sys
+import time
 
 from mcp.server.mcpserver import MCPServer
 
@@ -27,6 +28,12 @@ def fail() -> str:
 @server.tool(description="Report an environment variable and the working directory.")
 def where(variable: str) -> str:
     return f"{variable}={os.environ.get(variable, '<unset>')} cwd={os.getcwd()}"
+
+
+@server.tool(description="Sleep, then answer: for call timeouts.")
+def sleep(seconds: float) -> str:
+    time.sleep(seconds)
+    return f"slept {seconds} s"
 
 
 if __name__ == "__main__":

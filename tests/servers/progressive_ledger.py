@@ -28,6 +28,12 @@ def read_ledger() -> str:
     return LEDGER.read_text(encoding="utf-8") if LEDGER.exists() else "(empty)"
 
 
+@server.tool(description="Sum of all expenses recorded in the bookkeeping ledger.")
+def ledger_total() -> str:
+    _write("total")
+    return "total computed"
+
+
 @server.tool(description="Close the ledger books for the year (the process dies mid-call).")
 def close_books() -> str:
     _write("closing")

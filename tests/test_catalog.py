@@ -1,0 +1,282 @@
+"""The catalog facade: every server registered at once, connected concurrently, the registry
+and the search index kept in step, calls routed over the open sessions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+
+from bassi.core.catalog import Catalog
+from bassi.core.mcp_config import StdioServerConfig
+from bassi.core.registry import ServerStatus
+from bassi.core.search import ToolIndex
+from bassi.core.tools import Origin
+from tests.discovery_fixtures import (
+    child_processes,
+    lowlevel_server,
+    marked_processes,
+    new_marker,
+    project_settings,
+    stdio_entry,
+    tool,
+    until,
+)
+
+NOTES = [
+    tool("add_note", "Add a note to the notebook.", text="The note."),
+    tool("list_notes", "List every note in the notebook."),
+]
+
+
+def shipped_notes(project: Path) -> Any:
+    return lowlevel_server("notes", list(NOTES))
+
+
+class Started:
+    """A started catalog and the marker of its server processes."""
+
+    def __init__(self, catalog: Catalog, marker: str) -> None:
+        self.catalog = catalog
+        self.marker = marker
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Any]:
+    """``await start(servers, shipped=...)`` -> a started catalog over a fresh project; every
+    catalog is closed at the end and must leave no process behind."""
+    started: list[Started] = []
+
+    async def make(servers: Mapping[str, Any], shipped: Mapping[str, Any] | None = None) -> Started:
+        marker = new_marker()
+        marked = {
+            name: {**entry, "env": {**entry.get("env", {}), "BASSI_TEST_MARKER": marker}}
+            if "command" in entry
+            else entry
+            for name, entry in servers.items()
+        }
+        settings = project_settings(tmp_path, marked)
+        catalog = Catalog(settings, shipped=shipped or {"notes": shipped_notes})
+        result = Started(catalog, marker)
+        started.append(result)
+        await catalog.start()
+        return result
+
+    yield make
+    for each in started:
+        await each.catalog.close()
+        assert marked_processes(each.marker) == []
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def test_start_registers_every_server_at_once_and_connects_in_the_background(
+    start: Any,
+) -> None:
+    began = time.monotonic()
+    run = await start(
+        {
+            "good": stdio_entry("good_server.py"),
+            "off": stdio_entry("good_server.py", disabled=True),
+        }
+    )
+    assert time.monotonic() - began < 0.5
+    registry = run.catalog.registry
+    assert [(e.name, e.origin, e.status) for e in registry.servers()] == [
+        ("notes", Origin.IN_PROCESS, ServerStatus.CONNECTING),
+        ("good", Origin.EXTERNAL, ServerStatus.CONNECTING),
+        ("off", Origin.EXTERNAL, ServerStatus.DISABLED),
+    ]
+    assert await run.catalog.wait_ready()
+    assert [(e.name, e.status) for e in registry.servers()] == [
+        ("notes", ServerStatus.CONNECTED),
+        ("good", ServerStatus.CONNECTED),
+        ("off", ServerStatus.DISABLED),
+    ]
+    good = registry.server("good")
+    assert good.target.endswith("good_server.py")
+    assert [t.qualified_name for t in good.tools][:2] == ["mcp__good__echo", "mcp__good__add"]
+    assert all(t.origin is Origin.EXTERNAL for t in good.tools)
+    assert all(t.origin is Origin.IN_PROCESS for t in registry.server("notes").tools)
+
+
+async def test_a_hanging_server_does_not_delay_the_others(start: Any) -> None:
+    hang_timeout = 6.0
+    began = time.monotonic()
+    run = await start(
+        {
+            "hung": stdio_entry("hang_server.py", timeout=hang_timeout),
+            "good": stdio_entry("good_server.py"),
+            "paged": stdio_entry("paged_server.py"),
+        }
+    )
+    registry = run.catalog.registry
+
+    def others_connected() -> bool:
+        return all(registry.server(n).available for n in ("notes", "good", "paged"))
+
+    await until(others_connected, seconds=hang_timeout)
+    assert time.monotonic() - began < hang_timeout / 2
+    assert registry.server("hung").status is ServerStatus.CONNECTING
+    # The others are searchable while the hanging server is still starting.
+    assert run.catalog.index.search("beta_two")[0].tool.ref == "paged/beta_two"
+    assert not await run.catalog.wait_ready(timeout=0.2)
+
+    assert await run.catalog.wait_ready()
+    hung = registry.server("hung")
+    assert hung.status is ServerStatus.FAILED
+    assert hung.error is not None
+    assert hung.error.startswith("timed out after 6 s")
+    assert time.monotonic() - began >= hang_timeout
+
+
+async def test_failures_are_recorded_with_their_reasons(start: Any) -> None:
+    run = await start(
+        {
+            "gone": stdio_entry("exit_server.py"),
+            "typo": {"command": "definitely-not-installed-mcp"},
+            "good": stdio_entry("good_server.py"),
+        }
+    )
+    await run.catalog.wait_ready()
+    registry = run.catalog.registry
+    gone = registry.server("gone")
+    assert gone.status is ServerStatus.FAILED
+    assert gone.error is not None
+    assert "exited with code 3" in gone.error
+    assert "GITHUB_TOKEN is not set" in gone.error
+    assert registry.server("typo").error == "command not found: definitely-not-installed-mcp"
+    assert registry.server("good").available
+
+
+async def test_the_index_follows_the_registry(start: Any) -> None:
+    run = await start({"good": stdio_entry("good_server.py")})
+    await run.catalog.wait_ready()
+    index = run.catalog.index
+    assert index.search("good/echo")[0].tool.ref == "good/echo"
+    assert index.search("add_note")[0].tool.ref == "notes/add_note"
+    assert {h.tool.server for h in index.search("note", server="notes")} == {"notes"}
+    assert len(index) == len(run.catalog.registry.tools())
+
+
+async def test_calls_are_routed_to_the_right_server(start: Any) -> None:
+    run = await start({"good": stdio_entry("good_server.py")})
+    await run.catalog.wait_ready()
+    catalog = run.catalog
+    assert text_of(await catalog.call_tool("good", "add", {"a": 1, "b": 1})) == "2"
+    assert (
+        text_of(await catalog.call_tool("notes", "add_note", {"text": "x"}))
+        == 'notes/add_note {"text": "x"}'
+    )
+    failed = await catalog.call_tool("good", "fail", {})
+    assert failed.is_error
+    unknown = await catalog.call_tool("nowhere", "x", {})
+    assert unknown.is_error
+    assert text_of(unknown) == "unknown server 'nowhere'"
+
+
+async def test_a_disabled_server_is_listed_but_not_started(start: Any) -> None:
+    run = await start({"off": stdio_entry("good_server.py", disabled=True)})
+    await run.catalog.wait_ready()
+    assert marked_processes(run.marker) == []
+    result = await run.catalog.call_tool("off", "echo", {"text": "x"})
+    assert result.is_error
+    assert text_of(result) == "server 'off' is disabled"
+    await run.catalog.reconnect("off")
+    await run.catalog.wait_ready()
+    assert run.catalog.registry.server("off").available
+
+
+async def test_a_crash_mid_call_keeps_the_tools_listed_as_unavailable_until_reconnected(
+    start: Any,
+) -> None:
+    run = await start({"crashy": stdio_entry("crash_server.py")})
+    await run.catalog.wait_ready()
+    catalog, registry = run.catalog, run.catalog.registry
+    result = await catalog.call_tool("crashy", "crash", {})
+    assert result.is_error
+    assert "exited with code 7" in text_of(result)
+    entry = registry.server("crashy")
+    assert entry.status is ServerStatus.FAILED
+    assert entry.error is not None
+    assert entry.error.startswith("exited with code 7")
+    assert [t.name for t in entry.tools] == ["echo", "crash"]
+    echo = registry.resolve("crashy/echo")
+    assert not registry.is_available(echo)
+    assert catalog.index.search("crashy/echo")[0].tool.ref == "crashy/echo"
+
+    await catalog.reconnect("crashy")
+    assert registry.server("crashy").status is ServerStatus.CONNECTING
+    assert [t.name for t in registry.server("crashy").tools] == ["echo", "crash"]
+    await catalog.wait_ready()
+    assert registry.is_available(echo)
+    assert text_of(await catalog.call_tool("crashy", "echo", {"text": "again"})) == "again"
+
+
+async def test_config_problems_are_reported_and_valid_servers_still_load(start: Any) -> None:
+    run = await start(
+        {
+            "good": stdio_entry("good_server.py"),
+            "bad name": {"command": "x"},
+            "notes": {"command": "x"},
+            "remote": {"url": "https://example.invalid/mcp"},
+        }
+    )
+    await run.catalog.wait_ready()
+    catalog = run.catalog
+    assert {p.server: p.message for p in catalog.problems}.keys() == {
+        "bad name",
+        "notes",
+        "remote",
+    }
+    collision = next(p for p in catalog.problems if p.server == "notes")
+    assert "belongs to a server bassi ships" in collision.message
+    assert [e.name for e in catalog.registry.servers()] == ["notes", "good"]
+    assert catalog.registry.server("notes").origin is Origin.IN_PROCESS
+    good = catalog.config_for("good")
+    assert isinstance(good, StdioServerConfig)
+    assert good.args[0].endswith("good_server.py")
+    assert catalog.config_for("notes") is None
+
+
+async def test_bassis_own_servers_run_in_process(start: Any) -> None:
+    before = set(child_processes())
+    run = await start({})
+    assert await run.catalog.wait_ready()
+    assert run.catalog.registry.server("notes").available
+    assert set(child_processes()) <= before
+
+
+async def test_the_shipped_servers_are_the_default(tmp_path: Path) -> None:
+    from mcp_servers import SHIPPED_SERVERS
+
+    catalog = Catalog(project_settings(tmp_path, {}), index=ToolIndex())
+    await catalog.start()
+    try:
+        await catalog.wait_ready()
+        entries = catalog.registry.servers()
+        assert [e.name for e in entries] == list(SHIPPED_SERVERS)
+        assert all(e.origin is Origin.IN_PROCESS and e.available for e in entries), entries
+        assert all(e.tools for e in entries)
+    finally:
+        await catalog.close()
+
+
+async def test_close_leaves_no_process_even_while_servers_are_starting(start: Any) -> None:
+    run = await start(
+        {
+            "hung": stdio_entry("hang_server.py", timeout=60),
+            "good": stdio_entry("good_server.py"),
+        }
+    )
+    await until(lambda: len(marked_processes(run.marker)) == 2)
+    began = time.monotonic()
+    await run.catalog.close()
+    assert time.monotonic() - began < 5
+    assert marked_processes(run.marker) == []

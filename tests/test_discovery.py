@@ -1,0 +1,369 @@
+"""Discovery against real servers: stdio subprocesses from ``tests/servers``, in-process servers
+over the in-memory transport, and real streamable-HTTP and SSE servers on 127.0.0.1.
+
+Each test checks what a person would see: the status, the failure reason, the tools, the
+answer of a call, and that no server process is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec
+from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig
+from bassi.core.registry import ServerStatus
+from tests.discovery_fixtures import (
+    MARKER_VARIABLE,
+    SERVERS,
+    child_processes,
+    lowlevel_server,
+    marked_processes,
+    new_marker,
+    serving,
+    tool,
+    until,
+)
+
+
+def stdio(
+    name: str, script: str, *args: str, timeout: float = 20, **fields: Any
+) -> StdioServerConfig:
+    return StdioServerConfig(
+        name=name,
+        command=sys.executable,
+        args=(str(SERVERS / script), *args),
+        timeout=timeout,
+        **fields,
+    )
+
+
+class Connections:
+    """Connections made by one test, all closed (and their processes checked) at its end."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+        self.marker = new_marker()
+        self.opened: list[ServerConnection] = []
+
+    def open(self, spec: ServerSpec, env: dict[str, str] | None = None) -> ServerConnection:
+        environment = {**os.environ, MARKER_VARIABLE: self.marker, **(env or {})}
+        connection = ServerConnection(spec, env=environment, project_dir=self.project)
+        self.opened.append(connection)
+        connection.start()
+        return connection
+
+    async def ready(self, spec: ServerSpec, env: dict[str, str] | None = None) -> ServerConnection:
+        connection = self.open(spec, env)
+        await connection.wait_attempt()
+        return connection
+
+    async def close(self) -> None:
+        for connection in self.opened:
+            await connection.close()
+        assert marked_processes(self.marker) == []
+
+
+@pytest.fixture
+async def connections(tmp_path: Path) -> AsyncIterator[Connections]:
+    opened = Connections(tmp_path)
+    yield opened
+    await opened.close()
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+# stdio
+
+
+async def test_a_good_stdio_server_connects_and_lists_its_tools(
+    connections: Connections,
+) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    assert good.status is ServerStatus.CONNECTED
+    assert good.error is None
+    assert [t.name for t in good.tools] == ["echo", "add", "fail", "where", "sleep"]
+    add = next(t for t in good.tools if t.name == "add")
+    assert add.description == "Add two integers.\nReturns their sum."
+    assert add.input_schema["required"] == ["a"]
+    assert set(add.input_schema["properties"]) == {"a", "b"}
+
+
+async def test_the_session_stays_open_for_calls_and_the_server_runs_once(
+    connections: Connections,
+) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    [pid] = marked_processes(connections.marker)
+    first = await good.call_tool("add", {"a": 2, "b": 40})
+    second = await good.call_tool("echo", {"text": "hi"})
+    assert (text_of(first), first.is_error) == ("42", False)
+    assert text_of(second) == "hi"
+    assert marked_processes(connections.marker) == [pid]
+
+
+async def test_error_results_come_back_as_the_server_sent_them(connections: Connections) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    failed = await good.call_tool("fail", {})
+    assert failed.is_error
+    assert "fail" in text_of(failed)
+    unknown = await good.call_tool("no_such_tool", {})
+    assert unknown.is_error
+    assert "no_such_tool" in text_of(unknown)
+    assert good.status is ServerStatus.CONNECTED
+
+
+async def test_a_call_that_takes_too_long_is_an_error_but_the_server_stays_connected(
+    connections: Connections,
+) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    slow = await good.call_tool("sleep", {"seconds": 5}, timeout=0.5)
+    assert slow.is_error
+    assert "did not answer within 0.5 s" in text_of(slow)
+    assert good.status is ServerStatus.CONNECTED
+    assert text_of(await good.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+async def test_both_pages_of_a_paginated_tool_list_are_discovered(
+    connections: Connections,
+) -> None:
+    paged = await connections.ready(stdio("paged", "paged_server.py"))
+    assert paged.status is ServerStatus.CONNECTED
+    assert [t.name for t in paged.tools] == [
+        "alpha_one",
+        "alpha_two",
+        "alpha_three",
+        "beta_one",
+        "beta_two",
+    ]
+
+
+async def test_a_server_that_exits_at_once_reports_its_exit_code_and_stderr(
+    connections: Connections,
+) -> None:
+    gone = await connections.ready(stdio("gone", "exit_server.py"))
+    assert gone.status is ServerStatus.FAILED
+    assert gone.error is not None
+    assert gone.error.startswith("exited with code 3")
+    assert "Error: GITHUB_TOKEN is not set" in gone.error
+    assert "exit_server: starting" in gone.error
+
+
+async def test_a_server_that_hangs_fails_after_its_timeout_and_is_killed(
+    connections: Connections,
+) -> None:
+    started = time.monotonic()
+    hung = await connections.ready(stdio("hung", "hang_server.py", timeout=1.5))
+    elapsed = time.monotonic() - started
+    assert hung.status is ServerStatus.FAILED
+    assert hung.error is not None
+    assert hung.error.startswith("timed out after 1.5 s")
+    assert "waiting for a licence server" in hung.error
+    assert 1.5 <= elapsed < 5
+    # It never answered, so it gets no grace period: it is gone as soon as it failed.
+    await until(lambda: marked_processes(connections.marker) == [], seconds=3)
+
+
+async def test_garbage_on_stdout_is_named_in_the_failure(connections: Connections) -> None:
+    garbage = await connections.ready(stdio("garbage", "garbage_server.py", timeout=1.5))
+    assert garbage.status is ServerStatus.FAILED
+    assert garbage.error is not None
+    assert garbage.error.startswith("timed out after 1.5 s")
+    assert "not MCP" in garbage.error
+    assert "500 Internal Server Error" in garbage.error
+
+
+async def test_a_stray_line_on_stdout_does_not_break_a_working_server(
+    connections: Connections,
+) -> None:
+    noisy = await connections.ready(stdio("noisy", "good_server.py", "--banner"))
+    assert noisy.status is ServerStatus.CONNECTED
+    assert text_of(await noisy.call_tool("echo", {"text": "ok"})) == "ok"
+
+
+async def test_a_missing_command_is_named(connections: Connections) -> None:
+    spec = StdioServerConfig(name="nope", command="no-such-mcp-server-xyz")
+    missing = await connections.ready(spec)
+    assert missing.status is ServerStatus.FAILED
+    assert missing.error == "command not found: no-such-mcp-server-xyz"
+
+
+async def test_a_missing_working_directory_is_named(
+    connections: Connections, tmp_path: Path
+) -> None:
+    spec = stdio("lost", "good_server.py", cwd=tmp_path / "not-there")
+    lost = await connections.ready(spec)
+    assert lost.status is ServerStatus.FAILED
+    assert lost.error == f"working directory not found: {tmp_path / 'not-there'}"
+
+
+async def test_the_server_gets_the_environment_its_entry_sets_and_runs_in_the_project(
+    connections: Connections, tmp_path: Path
+) -> None:
+    spec = stdio("good", "good_server.py", env={"GREETING": "hello from config"})
+    good = await connections.ready(spec, env={"INHERITED": "from bassi"})
+    greeting = text_of(await good.call_tool("where", {"variable": "GREETING"}))
+    assert greeting == f"GREETING=hello from config cwd={tmp_path}"
+    inherited = text_of(await good.call_tool("where", {"variable": "INHERITED"}))
+    assert inherited.startswith("INHERITED=from bassi ")
+
+
+async def test_a_server_that_crashes_mid_call_is_marked_failed_and_can_be_reconnected(
+    connections: Connections,
+) -> None:
+    crashy = await connections.ready(stdio("crashy", "crash_server.py"))
+    assert crashy.status is ServerStatus.CONNECTED
+    result = await crashy.call_tool("crash", {})
+    assert result.is_error
+    assert "stopped during the call: exited with code 7" in text_of(result)
+    assert "out of cheese" in text_of(result)
+    assert crashy.status is ServerStatus.FAILED
+    assert crashy.error is not None
+    assert crashy.error.startswith("exited with code 7")
+    # Its tools are still known, so the catalog can show them as unavailable.
+    assert [t.name for t in crashy.tools] == ["echo", "crash"]
+    down = await crashy.call_tool("echo", {"text": "x"})
+    assert down.is_error
+    assert "not available: exited with code 7" in text_of(down)
+
+    await crashy.reconnect()
+    assert crashy.status is ServerStatus.CONNECTING
+    await crashy.wait_attempt()
+    assert crashy.status is ServerStatus.CONNECTED
+    assert text_of(await crashy.call_tool("echo", {"text": "back"})) == "back"
+
+
+async def test_closing_stops_every_server_even_one_still_starting(
+    connections: Connections,
+) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    hung = connections.open(stdio("hung", "hang_server.py", timeout=60))
+    await until(lambda: len(marked_processes(connections.marker)) == 2)
+    started = time.monotonic()
+    await hung.close()
+    await good.close()
+    assert time.monotonic() - started < 5
+    assert marked_processes(connections.marker) == []
+    closed = await good.call_tool("echo", {"text": "x"})
+    assert closed.is_error
+
+
+# in process
+
+
+async def test_an_in_process_server_is_listed_without_a_subprocess(
+    connections: Connections,
+) -> None:
+    server = lowlevel_server("notes", [tool("add_note", "Add a note.", text="The note.")])
+    before = set(child_processes())
+    notes = await connections.ready(InProcessServer("notes", lambda: server))
+    assert set(child_processes()) <= before
+    assert notes.status is ServerStatus.CONNECTED
+    assert [t.name for t in notes.tools] == ["add_note"]
+    result = await notes.call_tool("add_note", {"text": "milk"})
+    assert text_of(result) == 'notes/add_note {"text": "milk"}'
+
+
+async def test_an_mcpserver_instance_runs_in_process_too(connections: Connections) -> None:
+    server = MCPServer("calc")
+
+    @server.tool(description="Multiply two numbers.")
+    def multiply(a: float, b: float) -> float:
+        return a * b
+
+    calc = await connections.ready(InProcessServer("calc", lambda: server))
+    assert [t.name for t in calc.tools] == ["multiply"]
+    assert text_of(await calc.call_tool("multiply", {"a": 6, "b": 7})) == "42.0"
+
+
+async def test_a_tool_list_change_announced_by_the_server_updates_the_tools(
+    connections: Connections,
+) -> None:
+    tools = [tool("announce")]
+    server = lowlevel_server("live", tools)
+    live = await connections.ready(InProcessServer("live", lambda: server))
+    assert [t.name for t in live.tools] == ["announce"]
+    tools.append(tool("fresh_tool"))
+    await live.call_tool("announce", {})
+    await until(lambda: [t.name for t in live.tools] == ["announce", "fresh_tool"])
+    assert live.status is ServerStatus.CONNECTED
+
+
+async def test_an_in_process_server_that_cannot_be_created_fails_with_the_reason(
+    connections: Connections,
+) -> None:
+    def broken() -> Any:
+        raise ValueError("BASSI_WEB_BACKEND must be one of: ddgs, none")
+
+    web = await connections.ready(InProcessServer("web", broken))
+    assert web.status is ServerStatus.FAILED
+    assert web.error == "could not be created: BASSI_WEB_BACKEND must be one of: ddgs, none"
+
+
+# HTTP
+
+
+def http_app_server() -> MCPServer:
+    server = MCPServer("remote")
+
+    @server.tool(description="Tell the time in a city.")
+    def city_time(city: str) -> str:
+        return f"noon in {city}"
+
+    return server
+
+
+async def test_a_streamable_http_server_is_discovered_and_called(
+    connections: Connections,
+) -> None:
+    async with serving(http_app_server().streamable_http_app()) as base:
+        remote = await connections.ready(HttpServerConfig(name="remote", url=f"{base}/mcp"))
+        assert remote.status is ServerStatus.CONNECTED, remote.error
+        assert [t.name for t in remote.tools] == ["city_time"]
+        result = await remote.call_tool("city_time", {"city": "Oslo"})
+        assert text_of(result) == "noon in Oslo"
+        await remote.close()
+
+
+async def test_an_sse_server_is_discovered_and_called(connections: Connections) -> None:
+    async with serving(http_app_server().sse_app()) as base:
+        spec = HttpServerConfig(name="legacy", url=f"{base}/sse", type="sse")
+        legacy = await connections.ready(spec)
+        assert legacy.status is ServerStatus.CONNECTED, legacy.error
+        result = await legacy.call_tool("city_time", {"city": "Lima"})
+        assert text_of(result) == "noon in Lima"
+        await legacy.close()
+
+
+async def test_an_http_error_status_is_the_failure_reason(connections: Connections) -> None:
+    async def refuse(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("token required", status_code=401)
+
+    app = Starlette(routes=[Route("/mcp", refuse, methods=["GET", "POST", "DELETE"])])
+    async with serving(app) as base:
+        spec = HttpServerConfig(name="locked", url=f"{base}/mcp", headers={"X-Key": "wrong"})
+        locked = await connections.ready(spec)
+        assert locked.status is ServerStatus.FAILED
+        assert locked.error == f"HTTP 401 Unauthorized from {base}/mcp"
+
+
+async def test_an_unreachable_http_server_says_so(connections: Connections) -> None:
+    async with serving(Starlette()) as base:
+        pass  # the port is free again once the server stopped
+    gone = await connections.ready(HttpServerConfig(name="gone", url=f"{base}/mcp", timeout=5))
+    assert gone.status is ServerStatus.FAILED
+    assert gone.error is not None
+    assert gone.error.startswith(f"cannot reach {base}/mcp")
