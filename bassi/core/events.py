@@ -67,6 +67,7 @@ class TurnFinished:
 
     session_id: str
     cost_usd: float
+    """What this turn cost (the session keeps the running total in ``total_cost_usd``)."""
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int

@@ -1,0 +1,95 @@
+"""Whether the agent can authenticate at all, decided before the CLI is started.
+
+bassi must start, and everything that needs no model must work, without an API key. Without
+credentials the CLI would start, send a request and come back with a terse "Invalid API key";
+checking first lets the first chat message say exactly how to fix it, and spares the CLI start.
+The checks mirror where the Claude Code CLI looks: the key and token variables, the cloud
+providers (whose own credentials we cannot see), and the login it stores after
+``claude auth login``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import claude_agent_sdk
+
+from bassi.core.events import AgentError
+
+CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+CLOUD_PROVIDER_VARIABLES = (
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+)
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """Where the CLI keeps its login and transcripts: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
+    if configured := env.get("CLAUDE_CONFIG_DIR"):
+        return Path(configured).expanduser()
+    return _home(env) / ".claude"
+
+
+def credential_source(env: Mapping[str, str]) -> str | None:
+    """A short description of the credentials the CLI will use, or None if it has none."""
+    for name in CREDENTIAL_VARIABLES:
+        if env.get(name, "").strip():
+            return name
+    for name in CLOUD_PROVIDER_VARIABLES:
+        if env.get(name, "").strip().lower() not in ("", "0", "false", "no"):
+            return name
+    credentials_file = claude_config_dir(env) / ".credentials.json"
+    if _has_oauth_login(credentials_file):
+        return f"Claude login ({credentials_file})"
+    if sys.platform == "darwin" and _has_keychain_login(env):
+        return "Claude login (macOS keychain)"
+    return None
+
+
+def missing_credentials_error() -> AgentError:
+    """What the first chat message answers when :func:`credential_source` found nothing."""
+    return AgentError(
+        kind="credentials",
+        message="No Anthropic credentials found: bassi needs an API key or a Claude login to chat.",
+        hint=(
+            "Set an API key (from https://console.anthropic.com/settings/keys) and restart "
+            "bassi: export ANTHROPIC_API_KEY=sk-ant-...\n"
+            f"Or sign in with your Claude account: {_bundled_cli()} auth login"
+        ),
+    )
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env["HOME"]) if env.get("HOME") else Path.home()
+
+
+def _has_oauth_login(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    oauth = data.get("claudeAiOauth") if isinstance(data, dict) else None
+    return isinstance(oauth, dict) and bool(oauth.get("accessToken") or oauth.get("refreshToken"))
+
+
+def _has_keychain_login(env: Mapping[str, str]) -> bool:
+    """On macOS the token itself is in the keychain; the CLI's config file says whose it is."""
+    config_file = (
+        claude_config_dir(env) / ".claude.json"
+        if env.get("CLAUDE_CONFIG_DIR")
+        else _home(env) / ".claude.json"
+    )
+    try:
+        data = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("oauthAccount"))
+
+
+def _bundled_cli() -> str:
+    """The Claude Code CLI that ships inside the SDK wheel (bassi needs no separate install)."""
+    return str(Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude")
