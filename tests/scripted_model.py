@@ -260,10 +260,14 @@ class RecordedRequest:
         return []
 
     def tool_result_text(self, tool_use_id: str) -> str:
-        """The text the model got back for ``tool_use_id`` (all its text parts, joined)."""
+        """The text the model got back for ``tool_use_id``: its text parts joined, without the
+        ``<system-reminder>`` parts the CLI appends (a trailing newline it adds stays)."""
         for block in self.tool_results():
             if block.get("tool_use_id") == tool_use_id:
-                return _content_text(block.get("content"))
+                content = block.get("content")
+                if isinstance(content, list):
+                    content = [b for b in content if not _is_reminder(b)]
+                return _content_text(content)
         raise KeyError(f"no tool_result for {tool_use_id!r} in the last user message")
 
     def last_user_text(self) -> str:
@@ -272,6 +276,10 @@ class RecordedRequest:
             if message.get("role") == "user":
                 return _content_text(message.get("content"))
         return ""
+
+
+def _is_reminder(block: Any) -> bool:
+    return isinstance(block, dict) and str(block.get("text", "")).startswith("<system-reminder>")
 
 
 def _content_text(content: Any) -> str:
