@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -95,7 +97,20 @@ def build_server(name: str, instructions: str, tools: Sequence[ToolSpec[Any]]) -
             )
         return await tool.call(params.arguments or {})
 
-    return Server(name, instructions=instructions, on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        name,
+        version=_bassi_version(),
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _bassi_version() -> str:
+    try:
+        return metadata.version("bassi")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def serve_stdio(factory: Callable[[Path], Server[Any]]) -> None:
@@ -108,11 +123,31 @@ def serve_stdio(factory: Callable[[Path], Server[Any]]) -> None:
     server = factory(project_dir)
 
     async def serve() -> None:
+        stopped_by: list[int] = []
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_stop_on_signal, tasks.cancel_scope, stopped_by)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tasks.cancel_scope.cancel()
+            if stopped_by:
+                # Running tools were cancelled and have killed what they started. Leaving
+                # stdio_server() would now wait for its stdin reader thread, which only a
+                # client that closes the pipe can release: exit at once instead.
+                sys.stderr.flush()
+                os._exit(128 + stopped_by[0])
 
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     anyio.run(serve)
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, stopped_by: list[int]) -> None:
+    """Turn SIGTERM, SIGINT and SIGHUP into cancellation, so running tools get to clean up
+    (kill the process groups they started) instead of the server dying around them."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            stopped_by.append(signum)
+            scope.cancel()
+            return
 
 
 def env_number(env: Mapping[str, str] | None, name: str, default: float) -> float:

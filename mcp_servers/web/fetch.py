@@ -87,7 +87,7 @@ class _Page:
         notes = []
         if self.cut_at_bytes is not None:
             notes.append(
-                f"[The page is larger than {self.cut_at_bytes} bytes; only that much was read.]"
+                f"[The page is larger than {self.cut_at_bytes} bytes; the rest was not read.]"
             )
         if len(body) > max_chars:
             notes.append(
@@ -153,12 +153,14 @@ def _decode(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _to_markdown(html: str, base_url: str) -> str:
+def _to_markdown(html: str, base_url: str, *, emphasis: bool = True) -> str:
     converter = html2text.HTML2Text(baseurl=base_url, bodywidth=0)
     converter.ignore_images = True
+    converter.ignore_emphasis = not emphasis
     return re.sub(r"\n{3,}", "\n\n", converter.handle(html)).strip()
 
 
 def html_fragment_to_text(fragment: str) -> str:
-    """Search snippets arrive with inline markup (``<strong>``); render it like page text."""
-    return _to_markdown(fragment, "").replace("\n", " ")
+    """Search snippets arrive with inline markup (``<strong>`` around the query words) and
+    entities; the model needs only their text."""
+    return _to_markdown(fragment, "", emphasis=False).replace("\n", " ")

@@ -3,7 +3,7 @@
 
 ``BASSI_SEARCH_BACKEND`` (``auto``, ``ddgs`` or ``brave``) forces a choice, and
 ``BASSI_BRAVE_SEARCH_URL`` points the Brave backend at another endpoint (a proxy, or a local
-server in tests).
+server in tests); ``DDGS_PROXY`` sends the ddgs backend's traffic through a proxy.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class SearchBackend(Protocol):
 @dataclass(frozen=True)
 class DdgsBackend:
     timeout: float
+    proxy: str | None = None
     label: str = "ddgs (DuckDuckGo and other engines, no API key)"
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
@@ -51,7 +52,7 @@ class DdgsBackend:
         from ddgs.exceptions import DDGSException
 
         def run() -> list[dict[str, Any]]:
-            results: list[dict[str, Any]] = DDGS(timeout=int(self.timeout)).text(
+            results: list[dict[str, Any]] = DDGS(proxy=self.proxy, timeout=int(self.timeout)).text(
                 query, max_results=max_results
             )
             return results
@@ -130,7 +131,7 @@ def backend_from_env(env: Mapping[str, str] | None = None) -> SearchBackend:
     if choice == "brave" or (choice == "auto" and key):
         url = env.get("BASSI_BRAVE_SEARCH_URL", "").strip() or BRAVE_SEARCH_URL
         return BraveBackend(api_key=key, url=url, timeout=timeout)
-    return DdgsBackend(timeout=timeout)
+    return DdgsBackend(timeout=timeout, proxy=env.get("DDGS_PROXY") or None)
 
 
 def format_hits(query: str, hits: list[SearchHit], backend: SearchBackend) -> str:

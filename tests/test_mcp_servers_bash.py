@@ -1,0 +1,187 @@
+"""The shipped ``bash`` server, over stdio and in process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from mcp import Client
+
+from tests.mcp_servers_support import (
+    TRANSPORTS,
+    call,
+    connect,
+    held_open,
+    live_group_members,
+    until_group_gone,
+    wait_for_file,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ENV = {"BASSI_BASH_TIMEOUT": "2", "BASSI_BASH_MAX_TIMEOUT": "30", "BASSI_OUTPUT_LIMIT": "2000"}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = tmp_path_factory.mktemp("project").resolve()
+    (project / "sub").mkdir()
+    return project
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=TRANSPORTS)
+async def client(request: pytest.FixtureRequest, project: Path) -> AsyncIterator[Client]:
+    async with held_open(lambda: connect("bash", request.param, project, ENV)) as client:
+        yield client
+
+
+async def test_runs_in_the_project_and_reports_exit_code_stdout_and_stderr(
+    client: Client, project: Path
+) -> None:
+    is_error, text = await call(client, "execute", {"command": "echo hello; echo oops >&2; pwd"})
+    assert not is_error
+    status, rest = text.split("\n", 1)
+    assert status.startswith("Exit code 0")
+    assert rest == f"--- stdout ---\nhello\n{project}\n--- stderr ---\noops"
+
+
+async def test_non_zero_exit_is_an_error_result_with_the_code(client: Client) -> None:
+    is_error, text = await call(client, "execute", {"command": "echo partial; exit 7"})
+    assert is_error
+    assert text.startswith("Exit code 7")
+    assert "partial" in text
+
+
+async def test_timeout_kills_the_whole_process_group(client: Client, project: Path) -> None:
+    marker = project / "timeout.pgid"
+    started = time.monotonic()
+    is_error, text = await call(
+        client,
+        "execute",
+        {"command": f"echo $$ > {marker}; sleep 60 & sleep 60", "timeout": 1},
+    )
+    assert time.monotonic() - started < 2
+    assert is_error
+    assert text.startswith("Timed out after 1 s")
+    await until_group_gone(int(marker.read_text()))
+
+
+async def test_default_timeout_comes_from_the_environment(client: Client) -> None:
+    started = time.monotonic()
+    is_error, text = await call(client, "execute", {"command": "sleep 60"})
+    assert time.monotonic() - started < 3
+    assert is_error
+    assert text.startswith("Timed out after 2 s")
+
+
+async def test_timeout_above_the_maximum_is_refused(client: Client) -> None:
+    is_error, text = await call(client, "execute", {"command": "true", "timeout": 31})
+    assert is_error
+    assert "maximum of 30 s" in text
+
+
+async def test_output_is_capped_keeping_head_and_tail(client: Client) -> None:
+    is_error, text = await call(client, "execute", {"command": "seq 1 100000"})
+    assert not is_error
+    stdout = text.split("--- stdout ---\n", 1)[1].split("\n--- stderr ---", 1)[0]
+    assert stdout.startswith("1\n2\n3\n")
+    assert stdout.endswith("99999\n100000")
+    total = sum(len(f"{n}\n") for n in range(1, 100001))
+    assert f"bytes cut; {total} bytes in all" in stdout
+    assert len(stdout) < 2000 + 100
+
+
+@pytest.mark.parametrize("command", ["read line; echo read=$?", "cat; echo cat=$?"])
+async def test_a_command_waiting_for_input_gets_end_of_file(client: Client, command: str) -> None:
+    started = time.monotonic()
+    _, text = await call(client, "execute", {"command": command, "timeout": 10})
+    assert time.monotonic() - started < 2
+    assert text.startswith("Exit code 0")
+    assert ("read=1" if command.startswith("read") else "cat=0") in text
+
+
+async def test_background_jobs_do_not_outlive_the_command(client: Client, project: Path) -> None:
+    marker = project / "background.pgid"
+    started = time.monotonic()
+    is_error, text = await call(
+        client, "execute", {"command": f"echo $$ > {marker}; sleep 60 & echo started"}
+    )
+    assert time.monotonic() - started < 2
+    assert not is_error
+    assert "started" in text
+    await until_group_gone(int(marker.read_text()))
+
+
+async def test_cwd_is_relative_to_the_project(client: Client, project: Path) -> None:
+    is_error, text = await call(client, "execute", {"command": "pwd", "cwd": "sub"})
+    assert not is_error
+    assert f"{project / 'sub'}\n" in text
+
+
+async def test_missing_cwd_is_a_clear_error(client: Client) -> None:
+    is_error, text = await call(client, "execute", {"command": "pwd", "cwd": "no/such/dir"})
+    assert is_error
+    assert "'no/such/dir' is not a directory" in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        ({}, "command: Field required"),
+        ({"command": ""}, "command: String should have at least 1 character"),
+        (
+            {"command": "true", "timeout": "soon"},
+            "timeout: Input should be a valid number, unable to parse string as a number",
+        ),
+        ({"command": "true", "timeout": 0}, "timeout: Input should be greater than 0"),
+        ({"command": "true", "shell": "zsh"}, "shell: Extra inputs are not permitted"),
+    ],
+)
+async def test_invalid_arguments_are_error_results(
+    client: Client, arguments: dict[str, object], complaint: str
+) -> None:
+    is_error, text = await call(client, "execute", arguments)
+    assert is_error
+    assert text == f"Invalid arguments for execute: {complaint}"
+
+
+async def test_server_survives_errors(client: Client) -> None:
+    is_error, text = await call(client, "no_such_tool", {})
+    assert is_error
+    assert "Unknown tool 'no_such_tool'" in text
+    is_error, text = await call(client, "execute", {"command": "echo still here"})
+    assert not is_error
+    assert "still here" in text
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_closing_the_connection_kills_a_running_command(
+    transport: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "pgid"
+    async with connect("bash", transport, tmp_path) as client:
+        running = asyncio.create_task(
+            client.call_tool("execute", {"command": f"echo $$ > {marker}; sleep 60 & sleep 60"})
+        )
+        pgid = int(await wait_for_file(marker))
+        assert live_group_members(pgid) != []
+        running.cancel()
+    await until_group_gone(pgid)
+
+
+async def test_stdio_server_stopped_by_sigterm_kills_a_running_command(tmp_path: Path) -> None:
+    marker = tmp_path / "ids"
+    async with connect("bash", "stdio", tmp_path) as client:
+        running = asyncio.create_task(
+            client.call_tool("execute", {"command": f"echo $$ $PPID > {marker}; sleep 60"})
+        )
+        pgid, server_pid = map(int, (await wait_for_file(marker)).split())
+        os.kill(server_pid, signal.SIGTERM)
+        await until_group_gone(pgid)
+        running.cancel()

@@ -1,0 +1,227 @@
+"""The shipped ``web`` server, over stdio and in process, against a local web site."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from mcp import Client
+
+from tests.mcp_servers_support import TRANSPORTS, call, connect, held_open
+from tests.web_fixtures import BRAVE_KEY, local_site
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    with local_site() as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("project")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=TRANSPORTS)
+async def client(request: pytest.FixtureRequest, site: str, project: Path) -> AsyncIterator[Client]:
+    env = {
+        "BASSI_FETCH_TIMEOUT": "1",
+        "BASSI_FETCH_MAX_BYTES": "100000",
+        "BRAVE_API_KEY": BRAVE_KEY,
+        "BASSI_BRAVE_SEARCH_URL": f"{site}/brave/search",
+    }
+    async with held_open(lambda: connect("web", request.param, project, env)) as client:
+        yield client
+
+
+async def fetch(client: Client, url: str, **extra: object) -> tuple[bool, str]:
+    return await call(client, "fetch", {"url": url, **extra})
+
+
+async def test_html_comes_back_as_markdown(client: Client, site: str) -> None:
+    is_error, text = await fetch(client, f"{site}/article.html")
+    assert not is_error
+    header, body = text.split("\n\n", 1)
+    assert header == f"URL: {site}/article.html\nContent-Type: text/html; charset=utf-8"
+    assert body.startswith("# Tide tables\n\nHigh water at **06:12**")
+    assert f"[the north coast]({site}/tides/north.html)" in body
+    assert "* Spring tides\n  * Neap tides" in body
+    assert "script text" not in body
+    assert "color: red" not in body
+    assert "map.png" not in body
+
+
+async def test_redirects_are_followed(client: Client, site: str) -> None:
+    is_error, text = await fetch(client, f"{site}/redirect")
+    assert not is_error
+    assert text.startswith(f"URL: {site}/article.html\n")
+    assert "# Tide tables" in text
+
+
+async def test_a_redirect_loop_ends_with_an_error(client: Client, site: str) -> None:
+    is_error, text = await fetch(client, f"{site}/loop")
+    assert is_error
+    assert text == f"More than 5 redirects fetching {site}/loop"
+
+
+async def test_a_redirect_off_the_web_is_refused(client: Client, site: str) -> None:
+    is_error, text = await fetch(client, f"{site}/to-ftp")
+    assert is_error
+    assert text.startswith(f"{site}/to-ftp redirected to a URL that is not http(s)")
+
+
+@pytest.mark.parametrize(("path", "status"), [("/missing", "404 Not Found"), ("/broken", "500")])
+async def test_http_errors_are_reported(client: Client, site: str, path: str, status: str) -> None:
+    is_error, text = await fetch(client, f"{site}{path}")
+    assert is_error
+    assert text.startswith(f"HTTP {status}")
+    assert text.endswith(f"for {site}{path}")
+
+
+@pytest.mark.parametrize("path", ["/slow", "/trickle"])
+async def test_a_slow_page_times_out(client: Client, site: str, path: str) -> None:
+    started = time.monotonic()
+    is_error, text = await fetch(client, f"{site}{path}")
+    assert time.monotonic() - started < 2
+    assert is_error
+    assert text.startswith(f"Timed out after 1 s fetching {site}{path}")
+
+
+async def test_a_huge_page_is_read_only_up_to_the_byte_limit(client: Client, site: str) -> None:
+    started = time.monotonic()
+    is_error, text = await fetch(client, f"{site}/huge", max_chars=200_000)
+    assert time.monotonic() - started < 2
+    assert not is_error
+    assert text.startswith(f"URL: {site}/huge\n")
+    assert text.endswith("[The page is larger than 100000 bytes; the rest was not read.]")
+    # 100000 bytes of "<p>wave wave ...": about 20000 words, and not one more.
+    assert 19_000 < text.count("wave") <= 20_000
+
+
+async def test_long_text_is_cut_at_max_chars(client: Client, site: str) -> None:
+    is_error, text = await fetch(client, f"{site}/long.html", max_chars=1000)
+    assert not is_error
+    body = text.split("\n\n", 1)[1]
+    assert body.startswith("tide tide")
+    assert body.endswith(
+        "[Cut at 1000 of 49999 characters; call fetch with a larger max_chars to read more.]"
+    )
+    assert len(body) < 1000 + 100
+
+
+@pytest.mark.parametrize(
+    ("path", "content"),
+    [
+        ("/data.json", '{"station": "Harbour", "heights": [1.2, 3.4]}'),
+        ("/notes.txt", "plain <b>notes</b>\n"),
+    ],
+)
+async def test_non_html_text_comes_back_as_is(
+    client: Client, site: str, path: str, content: str
+) -> None:
+    is_error, text = await fetch(client, f"{site}{path}")
+    assert not is_error
+    assert text.split("\n\n", 1)[1] == content
+
+
+@pytest.mark.parametrize(
+    ("path", "complaint"),
+    [
+        ("/map.png", "is image/png (508 bytes), not text"),
+        ("/untyped", "has no content type and looks binary"),
+    ],
+)
+async def test_binary_bodies_are_refused(
+    client: Client, site: str, path: str, complaint: str
+) -> None:
+    is_error, text = await fetch(client, f"{site}{path}")
+    assert is_error
+    assert text.startswith(f"{site}{path} {complaint}")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        ({"url": "file:///etc/passwd"}, "Only http:// and https:// URLs can be fetched"),
+        ({"url": "example.org/page"}, "Only http:// and https:// URLs can be fetched"),
+        ({"url": "http://127.0.0.1:1/"}, "Could not fetch http://127.0.0.1:1/: ConnectError"),
+        ({}, "Invalid arguments for fetch: url: Field required"),
+        ({"url": "http://x", "max_chars": 0}, "max_chars: Input should be greater than or equal"),
+        ({"url": "http://x", "timeout": 5}, "timeout: Extra inputs are not permitted"),
+    ],
+)
+async def test_bad_fetch_requests_are_error_results(
+    client: Client, arguments: dict[str, object], complaint: str
+) -> None:
+    is_error, text = await call(client, "fetch", arguments)
+    assert is_error
+    assert complaint in text
+
+
+async def test_search_through_the_keyed_backend(client: Client) -> None:
+    is_error, text = await call(client, "search", {"query": "tides", "max_results": 2})
+    assert not is_error
+    assert text == (
+        "Results for 'tides' (Brave Search API):\n\n"
+        "1. tides result 1\n   https://example.org/1\n   About tides & more, part 1.\n\n"
+        "2. tides result 2\n   https://example.org/2\n   About tides & more, part 2."
+    )
+
+
+async def test_search_returns_five_results_by_default(client: Client) -> None:
+    is_error, text = await call(client, "search", {"query": "tides"})
+    assert not is_error
+    assert "5. tides result 5" in text
+    assert "6. " not in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        ({"query": ""}, "query: String should have at least 1 character"),
+        (
+            {"query": "x", "max_results": 21},
+            "max_results: Input should be less than or equal to 20",
+        ),
+    ],
+)
+async def test_bad_search_requests_are_error_results(
+    client: Client, arguments: dict[str, object], complaint: str
+) -> None:
+    is_error, text = await call(client, "search", arguments)
+    assert is_error
+    assert text == f"Invalid arguments for search: {complaint}"
+
+
+async def test_a_wrong_api_key_is_reported(site: str, project: Path) -> None:
+    env = {"BRAVE_API_KEY": "wrong", "BASSI_BRAVE_SEARCH_URL": f"{site}/brave/search"}
+    async with connect("web", "memory", project, env) as client:
+        is_error, text = await call(client, "search", {"query": "tides"})
+    assert is_error
+    assert text == "Brave Search refused the API key (HTTP 401); check BRAVE_API_KEY"
+
+
+async def test_the_brave_backend_without_a_key_says_what_is_missing(project: Path) -> None:
+    env = {"BASSI_SEARCH_BACKEND": "brave", "BRAVE_API_KEY": ""}
+    async with connect("web", "memory", project, env) as client:
+        is_error, text = await call(client, "search", {"query": "tides"})
+    assert is_error
+    assert text == "BASSI_SEARCH_BACKEND=brave needs BRAVE_API_KEY to be set"
+
+
+async def test_the_keyless_default_reports_an_unreachable_network(project: Path) -> None:
+    """Without BRAVE_API_KEY the server searches through ddgs. Its traffic goes to a closed
+    local port here (``DDGS_PROXY``), standing in for a machine that is offline."""
+    env = {"BRAVE_API_KEY": "", "DDGS_PROXY": "http://127.0.0.1:9"}
+    async with connect("web", "memory", project, env) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        is_error, text = await call(client, "search", {"query": "tides"})
+    assert "Backend: ddgs" in (tools["search"].description or "")
+    assert is_error
+    assert text.startswith("Web search failed: ")
+    assert "Connection refused" in text
