@@ -10,114 +10,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from importlib import resources
 
-from whoosh.analysis import Token, Tokenizer
 from whoosh.lang.porter2 import stem as _porter2
 
 _RUN = re.compile(r"[^\W_]+")
-_HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^A-Za-z0-9]+")
+_ASCII_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MAX_WORD = 40
 """Longer runs are ids, hashes or base64, never words anyone searches for."""
 
 STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "do",
-        "does",
-        "did",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "it's",
-        "me",
-        "my",
-        "mine",
-        "of",
-        "on",
-        "or",
-        "our",
-        "ours",
-        "please",
-        "should",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "too",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "i'm",
-        "i'd",
-        "i've",
-        "let",
-        "let's",
-        "want",
-        "need",
-        "just",
-        "some",
-        "any",
-        "all",
-        "also",
-        "via",
-        "using",
-        "use",
-        "used",
-    ]
+    line.strip()
+    for line in resources.files(__package__)
+    .joinpath("stopwords.txt")
+    .read_text("utf-8")
+    .splitlines()
+    if line.strip() and not line.startswith("#")
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Term:
-    surface: str
-    """The word as written, lowercased: what a UI highlights."""
-    stem: str
 
 
 _stems: dict[str, str] = {}
@@ -135,47 +44,40 @@ def stem(word: str) -> str:
 def words(text: str) -> Iterator[str]:
     """Lowercased words, with identifiers split at ``_ - .`` and camelCase boundaries."""
     for run in _RUN.findall(text):
-        if len(run) > _MAX_WORD:
-            continue
-        if run.islower() or run.isupper() or not run.isascii():
-            if not run.isdigit() or len(run) <= 4:
-                yield run.lower()
-            continue
-        for part in _HUMPS.findall(run):
-            yield part.lower()
+        if run.isascii():
+            for part in _ASCII_WORDS.findall(run):
+                yield part.lower()
+        else:
+            yield run.lower()
 
 
-def terms(text: str) -> list[Term]:
-    """Content words with their stems; stop words dropped."""
-    return [Term(w, stem(w)) for w in words(text) if w not in STOP_WORDS]
+def is_content(word: str) -> bool:
+    """Stop words and single letters (the ``s`` of ``Lisa's``) carry no meaning here."""
+    return word not in STOP_WORDS and (len(word) > 1 or word.isdigit())
 
 
 def stems(text: str) -> list[str]:
-    return [stem(w) for w in words(text) if w not in STOP_WORDS]
+    """The stems of the content words. Most tool text is ASCII, which one regex splits
+    (camelCase included); the cache maps each word straight to its stem, or to "" for words
+    that carry no meaning."""
+    found = _ASCII_WORDS.findall(text) if text.isascii() else words(text)
+    out: list[str] = []
+    for word in found:
+        key = _content_stems.get(word)
+        if key is None:
+            key = _content_stem(word)
+            if len(_content_stems) < 200_000:
+                _content_stems[word] = key
+        if key:
+            out.append(key)
+    return out
 
 
-class ToolTextTokenizer(Tokenizer):  # type: ignore[misc]
-    """The same analysis as a Whoosh tokenizer, so the on-disk Whoosh index and the in-memory
-    postings agree on every term."""
+_content_stems: dict[str, str] = {}
 
-    def __call__(  # type: ignore[no-untyped-def]
-        self,
-        value,
-        positions=False,
-        chars=False,
-        keeporiginal=False,
-        removestops=True,
-        start_pos=0,
-        start_char=0,
-        tokenize=True,
-        mode="",
-        **kwargs,
-    ):
-        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        for pos, term in enumerate(stems(value), start_pos):
-            token.text = term
-            token.boost = 1.0
-            token.stopped = False
-            if positions:
-                token.pos = pos
-            yield token
+
+def _content_stem(word: str) -> str:
+    word = word.lower()
+    if not is_content(word) or len(word) > _MAX_WORD or (word.isdigit() and len(word) > 4):
+        return ""
+    return stem(word)

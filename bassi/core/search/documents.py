@@ -8,7 +8,7 @@ the other tools' scores.
 from __future__ import annotations
 
 import hashlib
-import json
+import marshal
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -79,18 +79,20 @@ def field_texts(tool: ToolInfo) -> tuple[str, ...]:
 
 
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:
-    """A fingerprint of what the index reads from a server's tools: when it is unchanged, the
-    server's part of the index (in memory or on disk) is still right."""
-    digest = hashlib.blake2b(digest_size=16)
+    """A fingerprint of a server's tool definitions: when it is unchanged, the server's part
+    of the index (in memory or on disk) is still right. Schemas are serialised with marshal,
+    several times faster than JSON on the megabytes some servers send, which matters for
+    starting up with 10,000 tools. Format version 0 because later versions write references
+    and interning flags that depend on object identity, not content."""
+    digest = hashlib.sha256()
     for tool in tools:
-        digest.update(tool.name.encode("utf-8", "replace"))
-        digest.update(b"\0")
-        digest.update(tool.description[:DESCRIPTION_CHARS].encode("utf-8", "replace"))
-        digest.update(b"\0")
-        digest.update(
-            json.dumps(tool.input_schema, sort_keys=True, default=str)[:200_000].encode(
-                "utf-8", "replace"
-            )
-        )
-        digest.update(b"\1")
-    return digest.hexdigest()
+        digest.update(marshal.dumps((tool.name, tool.description), 0))
+        digest.update(_schema_bytes(tool.input_schema))
+    return digest.hexdigest()[:32]
+
+
+def _schema_bytes(schema: Mapping[str, Any]) -> bytes:
+    try:
+        return marshal.dumps(schema, 0)  # type: ignore[arg-type]
+    except ValueError:  # not plain JSON-shaped data
+        return repr(schema).encode("utf-8", "replace")

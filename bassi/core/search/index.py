@@ -12,14 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from bassi.core.registry import Registry
 from bassi.core.search.documents import definitions_hash
-from bassi.core.search.postings import Postings, Segment
+from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
+from bassi.core.search.store import SegmentStore
+from bassi.core.search.typos import Corrector
+from bassi.core.search.vocabulary import Concept, default_vocabulary
 from bassi.core.tools import ToolInfo
 
 _EXACT_BONUS = 1e6
+SYNONYM_WEIGHT = 0.6
+"""How much a stand-in from the vocabulary counts against the word typed."""
+TYPO_WEIGHT = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,49 +44,86 @@ class _Server:
     segment: Segment
 
 
+@dataclass(slots=True)
+class IndexStats:
+    """Cumulative counts of how servers entered the index: the way to see that an unchanged
+    server was neither re-analysed nor rewritten."""
+
+    analysed: int = 0
+    from_cache: int = 0
+    unchanged: int = 0
+
+
 class ToolIndex:
+    """Every tool of every server, searchable.
+
+    ``cache_dir`` holds the on-disk Whoosh index (e.g. ``<project>/.bassi/index``); with None
+    the index lives in memory only."""
+
     def __init__(self, cache_dir: Path | None = None) -> None:
-        self._cache_dir = cache_dir
+        self._store = SegmentStore(cache_dir) if cache_dir is not None else None
         self._servers: dict[str, _Server] = {}
         self._tools: list[ToolInfo] = []
-        self._servers_of: np.ndarray = np.zeros(0, dtype=np.int32)
+        self._servers_of: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._server_ids: dict[str, int] = {}
         self._names: dict[str, list[int]] = {}
         self._postings = Postings([])
+        self._vocabulary = default_vocabulary()
+        self._corrector = Corrector(())
+        self.stats = IndexStats()
 
     def __len__(self) -> int:
         return len(self._tools)
 
     def update_server(self, server: str, tools: Sequence[ToolInfo]) -> bool:
         """Replace a server's tools. False (and nothing done) when they are unchanged."""
-        digest = definitions_hash(tools)
-        current = self._servers.get(server)
-        if current is not None and current.digest == digest:
-            return False
-        self._servers[server] = _Server(digest, tuple(tools), Segment.build(tools))
-        self._rebuild()
-        return True
+        changed = self._apply({server: tuple(tools)}, removed=())
+        return bool(changed)
 
     def remove_server(self, server: str) -> None:
-        if self._servers.pop(server, None) is not None:
-            self._rebuild()
+        if server in self._servers:
+            self._apply({}, removed=(server,))
 
     def sync(self, registry: Registry) -> None:
         """Match the registry: changed servers re-indexed, vanished ones dropped."""
         entries = registry.servers()
-        changed = False
-        for entry in entries:
-            digest = definitions_hash(entry.tools)
-            current = self._servers.get(entry.name)
-            if current is None or current.digest != digest:
-                self._servers[entry.name] = _Server(digest, entry.tools, Segment.build(entry.tools))
-                changed = True
         names = {e.name for e in entries}
-        for gone in [s for s in self._servers if s not in names]:
-            del self._servers[gone]
-            changed = True
-        if changed:
-            self._rebuild()
+        self._apply(
+            {e.name: e.tools for e in entries},
+            removed=tuple(s for s in self._servers if s not in names),
+        )
+
+    def _apply(self, servers: dict[str, tuple[ToolInfo, ...]], removed: Sequence[str]) -> list[str]:
+        """Bring the given servers up to date (from the disk cache when it has their digest,
+        else by analysing them), drop ``removed``, persist what was analysed, and rebuild the
+        in-memory postings once. Returns the servers that changed."""
+        digests = {name: definitions_hash(tools) for name, tools in servers.items()}
+        stale = {
+            name: digest
+            for name, digest in digests.items()
+            if name not in self._servers or self._servers[name].digest != digest
+        }
+        self.stats.unchanged += len(servers) - len(stale)
+        if not stale and not removed:
+            return []
+        cached = self._store.load(stale) if self._store is not None else {}
+        analysed: dict[str, tuple[str, Segment]] = {}
+        for name, digest in stale.items():
+            tools = servers[name]
+            segment = cached.get(name)
+            if segment is not None and segment.tools == tuple(t.name for t in tools):
+                self.stats.from_cache += 1
+            else:
+                segment = Segment.build(tools)
+                analysed[name] = (digest, segment)
+                self.stats.analysed += 1
+            self._servers[name] = _Server(digest, tools, segment)
+        for name in removed:
+            self._servers.pop(name, None)
+        self._rebuild()
+        if self._store is not None and (analysed or removed):
+            self._store.save(analysed, removed)
+        return [*stale, *removed]
 
     def _rebuild(self) -> None:
         servers = list(self._servers.items())
@@ -94,23 +138,25 @@ class ToolIndex:
             names.setdefault(tool.name.lower(), []).append(i)
             names.setdefault(f"{tool.server}/{tool.name}".lower(), []).append(i)
         self._names = names
+        self._corrector = Corrector(
+            [*self._postings.vocabulary, *(s for k in self._vocabulary.expansions for s in k)]
+        )
 
     def search(self, query: str, *, limit: int = 10, server: str | None = None) -> list[SearchHit]:
-        parsed = parse(query)
+        """The best ``limit`` tools for ``query``, best first. Never raises on any text."""
+        parsed = parse(query, self._vocabulary, SYNONYM_WEIGHT)
         wanted = (server or parsed.server or "").lower() or None
-        if limit <= 0 or not self._tools or (not parsed.terms and not parsed.name_forms):
+        if limit <= 0 or not self._tools or (not parsed.concepts and not parsed.name_forms):
             return []
         if wanted is not None and wanted not in self._server_ids:
             return []
         scores = np.zeros(len(self._tools), dtype=np.float32)
-        per_term: list[tuple[str, np.ndarray]] = []
-        for term in parsed.terms:
-            found = self._postings.lookup(term.stem)
-            if found is None:
-                continue
-            docs, weights = found
-            scores[docs] += weights
-            per_term.append((term.surface, docs))
+        matched: list[tuple[tuple[str, ...], Floats]] = []
+        for concept in parsed.concepts:
+            vector = self._concept_scores(concept)
+            if vector is not None:
+                scores += vector
+                matched.append((concept.surfaces, vector))
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):
                 scores[i] += _EXACT_BONUS
@@ -120,13 +166,40 @@ class ToolIndex:
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
-        return [SearchHit(self._tools[i], float(scores[i]), _matched(i, per_term)) for i in ranked]
+        return [
+            SearchHit(
+                self._tools[i],
+                float(scores[i]),
+                tuple(dict.fromkeys(w for ws, v in matched if v[i] > 0 for w in ws)),
+            )
+            for i in ranked
+        ]
 
-
-def _matched(doc: int, per_term: list[tuple[str, np.ndarray]]) -> tuple[str, ...]:
-    out: list[str] = []
-    for surface, docs in per_term:
-        at = int(np.searchsorted(docs, doc))
-        if at < len(docs) and docs[at] == doc and surface not in out:
-            out.append(surface)
-    return tuple(out)
+    def _concept_scores(self, concept: Concept) -> Floats | None:
+        """Per tool, the best-scoring way the tool says what the concept means. Taking the
+        best (not the sum) keeps a tool that uses three synonyms from outranking one that
+        uses the very word typed."""
+        vector: Floats | None = None
+        members = list(concept.members)
+        own = members[0][0]
+        if len(own) == 1 and own[0] not in self._corrector and len(members) == 1:
+            members += [((fix,), TYPO_WEIGHT) for fix in self._corrector.corrections(own[0])]
+        for stems, weight in members:
+            if len(stems) == 1:
+                found = self._postings.lookup(stems[0])
+                if found is None:
+                    continue
+                docs, weights = found
+                if vector is None:
+                    vector = np.zeros(len(self._tools), dtype=np.float32)
+                vector[docs] = np.maximum(vector[docs], weight * weights)
+                continue
+            phrase = np.zeros(len(self._tools), dtype=np.float32)
+            for part in stems:
+                found = self._postings.lookup(part)
+                if found is not None:
+                    phrase[found[0]] += found[1]
+            if vector is None:
+                vector = np.zeros(len(self._tools), dtype=np.float32)
+            np.maximum(vector, phrase * (weight / len(stems)), out=vector)
+        return vector

@@ -9,7 +9,6 @@ changes.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,10 @@ BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5], dtype=np.float32)
 LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75], dtype=np.float32)
 """BM25 ``b`` per field."""
 K1 = 1.2
+NAME_BONUS = 3.0
+"""Added (times idf) when the term is in the tool's or its server's name: a name says what a
+tool does, a description also says what it does not."""
+_NAMING_FIELDS = 2
 
 Ints = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float32]
@@ -35,6 +38,8 @@ Floats = npt.NDArray[np.float32]
 class Segment:
     """One server's tools, analysed: for every (term, tool, field) the term frequency."""
 
+    tools: tuple[str, ...]
+    """Tool names, in document order."""
     vocabulary: tuple[str, ...]
     term: Ints
     doc: Ints
@@ -61,6 +66,7 @@ class Segment:
                     field.append(f)
                     tf.append(n)
         return cls(
+            tools=tuple(t.name for t in tools),
             vocabulary=tuple(ids),
             term=np.array(term, dtype=np.int32),
             doc=np.array(doc, dtype=np.int32),
@@ -113,15 +119,17 @@ class Postings:
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         combined = np.add.reduceat(weighted[order], starts) if len(starts) else weighted[:0]
+        naming = (field[order] < _NAMING_FIELDS).astype(np.float32)
+        named = np.maximum.reduceat(naming, starts) if len(starts) else naming[:0]
         key = key[starts]
         term_of = (key // self.size).astype(np.int32)
         self.docs = (key % self.size).astype(np.int32)
 
         df = np.bincount(term_of, minlength=len(self.vocabulary)).astype(np.float32)
         idf = np.log1p((self.size - df + 0.5) / (df + 0.5)).astype(np.float32)
-        self.weights = (idf[term_of] * combined * (K1 + 1) / (combined + K1)).astype(np.float32)
+        saturated = combined * (K1 + 1) / (combined + K1) + NAME_BONUS * named
+        self.weights = (idf[term_of] * saturated).astype(np.float32)
         self.offsets = np.concatenate(([0], np.cumsum(df.astype(np.int64))))
-        self.idf = idf
 
     def lookup(self, term: str) -> tuple[Ints, Floats] | None:
         tid = self.vocabulary.get(term)
@@ -133,7 +141,3 @@ class Postings:
     def document_frequency(self, term: str) -> int:
         tid = self.vocabulary.get(term)
         return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])
-
-
-def idf_of(df: int, size: int) -> float:
-    return math.log1p((size - df + 0.5) / (df + 0.5))

@@ -10,30 +10,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bassi.core.search.analysis import Term, terms
+from bassi.core.search.vocabulary import Concept, Vocabulary
 from bassi.core.tools import split_qualified
 
 MAX_QUERY_CHARS = 2_000
 """Beyond this a query is a pasted document; its start says what is wanted."""
+MAX_CONCEPTS = 32
 _SERVER = re.compile(r"(?i)(?:^|\s)server:(\S*)")
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
-    text: str
     server: str | None
-    terms: tuple[Term, ...]
+    concepts: tuple[Concept, ...]
     name_forms: tuple[str, ...]
     """Lowercased ways the whole query could be a tool's name."""
 
 
-def parse(query: str) -> ParsedQuery:
+def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQuery:
     text = query[:MAX_QUERY_CHARS]
     server: str | None = None
     for match in _SERVER.finditer(text):
         server = match.group(1).strip("\"'").lower() or server
     text = _SERVER.sub(" ", text).strip()
-    return ParsedQuery(text, server, tuple(terms(text)), name_forms(text))
+    concepts = vocabulary.concepts(text, synonym_weight)[:MAX_CONCEPTS]
+    return ParsedQuery(server, tuple(concepts), name_forms(text))
 
 
 def name_forms(text: str) -> tuple[str, ...]:
