@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -225,3 +226,32 @@ async def test_the_keyless_default_reports_an_unreachable_network(project: Path)
     assert is_error
     assert text.startswith("Web search failed: ")
     assert "Connection refused" in text
+
+
+async def test_converting_a_big_page_does_not_stall_the_event_loop(
+    site: str, project: Path
+) -> None:
+    """In process the server shares bassi's event loop, so the UI must keep running while
+    a big page becomes Markdown."""
+    env = {"BASSI_FETCH_TIMEOUT": "60"}
+    longest_gap = 0.0
+
+    async def heartbeat() -> None:
+        nonlocal longest_gap
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            longest_gap = max(longest_gap, now - last)
+            last = now
+
+    async with connect("web", "memory", project, env) as client:
+        beating = asyncio.create_task(heartbeat())
+        started = time.monotonic()
+        is_error, text = await fetch(client, f"{site}/tags.html", max_chars=200_000)
+        elapsed = time.monotonic() - started
+        beating.cancel()
+    assert not is_error
+    assert f"* [item **1000**]({site}/item/1000) _note_\n" in text
+    assert elapsed > 0.3, "the page converted too fast to tell anything"
+    assert longest_gap < 0.25

@@ -21,6 +21,12 @@ ARTICLE = """<!doctype html>
 <ul><li>Spring tides</li><li>Neap tides</li></ul>
 <img src="/map.png" alt="map"></body></html>"""
 
+TAG_SOUP = (
+    "<ul>"
+    + "".join(f'<li><a href="/item/{n}">item <b>{n}</b></a> <i>note</i></li>' for n in range(8000))
+    + "</ul>"
+).encode()
+"""About 400 KB of small elements: slow work for an HTML-to-Markdown converter."""
 HUGE_CHUNK = b"<p>" + b"wave " * 2000 + b"</p>\n"
 TRICKLE_SECONDS = 10.0
 SLOW_SECONDS = 3.0
@@ -39,6 +45,7 @@ class _Site(BaseHTTPRequestHandler):
             "/long.html": lambda: self._send(
                 200, "text/html", ("<p>" + "tide " * 10_000 + "</p>").encode()
             ),
+            "/tags.html": lambda: self._send(200, "text/html", TAG_SOUP),
             "/data.json": lambda: self._send(
                 200, "application/json", b'{"station": "Harbour", "heights": [1.2, 3.4]}'
             ),

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.to_thread
 import html2text
 import httpx
 
 from mcp_servers._toolkit import ToolFailure, env_number
 
 FETCH_TIMEOUT = 30.0
-MAX_BYTES = 5_000_000
+MAX_BYTES = 2_000_000
 MAX_REDIRECTS = 5
 USER_AGENT = "bassi-web-fetch/0.1 (+https://github.com/bassi)"
 
@@ -51,13 +52,21 @@ class FetchLimits:
 
 
 async def fetch_text(url: str, *, max_chars: int, limits: FetchLimits) -> str:
-    """The page at ``url`` as Markdown or text, with a header naming the final URL and type."""
-    scheme = urlsplit(url).scheme.lower()
-    if scheme not in ("http", "https") or not urlsplit(url).netloc:
+    """The page at ``url`` as Markdown or text, with a header naming the final URL and type.
+
+    Converting HTML is pure Python and takes seconds for a page of megabytes, so it runs in a
+    worker thread (the in-process server shares bassi's event loop) and counts towards the
+    time limit."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ToolFailure(f"Not a valid URL: {url!r} ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise ToolFailure(f"Only http:// and https:// URLs can be fetched, not {url!r}")
     try:
         with anyio.fail_after(limits.timeout):
             page = await _download(url, limits)
+            return await anyio.to_thread.run_sync(page.render, max_chars, abandon_on_cancel=True)
     except TimeoutError:
         raise ToolFailure(
             f"Timed out after {limits.timeout:g} s fetching {url}; the site is slow or not "
@@ -69,9 +78,10 @@ async def fetch_text(url: str, *, max_chars: int, limits: FetchLimits) -> str:
         raise ToolFailure(f"{url} redirected to a URL that is not http(s): {exc}") from None
     except httpx.TimeoutException:
         raise ToolFailure(f"Timed out after {limits.timeout:g} s fetching {url}") from None
+    except httpx.InvalidURL as exc:
+        raise ToolFailure(f"Not a valid URL: {url!r} ({exc})") from None
     except httpx.HTTPError as exc:
         raise ToolFailure(f"Could not fetch {url}: {type(exc).__name__}: {exc}") from None
-    return page.render(max_chars)
 
 
 @dataclass(frozen=True)
