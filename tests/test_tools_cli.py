@@ -1,0 +1,254 @@
+"""``bassi tools list|search|show`` run as a real command in a temporary project, against
+real stdio servers: output, JSON, exit codes, safety of hostile text, no leftover process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, write_config
+
+MARKER = new_marker()
+
+
+def run_bassi(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "bassi", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert marked_processes(MARKER) == []
+    return result
+
+
+WORKING = {
+    "good": stdio_entry("good_server.py", marker=MARKER),
+    "paged": stdio_entry("paged_server.py", marker=MARKER),
+    "crashy": stdio_entry("crash_server.py", marker=MARKER),  # has an ``echo`` too
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three working servers."""
+    root = tmp_path_factory.mktemp("project")
+    write_config(root, WORKING)
+    return root
+
+
+@pytest.fixture(scope="module")
+def troubled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working servers, one that exits at once, one disabled and two broken entries."""
+    root = tmp_path_factory.mktemp("troubled")
+    write_config(
+        root,
+        {
+            **WORKING,
+            "gone": stdio_entry("exit_server.py", marker=MARKER),
+            "off": stdio_entry("good_server.py", marker=MARKER, disabled=True),
+            "bad name": {"command": "x"},
+            "weird": {"type": "carrier-pigeon"},
+        },
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hostile")
+    write_config(root, {"hostile": stdio_entry("hostile_server.py", marker=MARKER)})
+    return root
+
+
+def lines(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+# list
+
+
+def test_list_groups_tools_by_server_with_status_and_reasons(troubled: Path) -> None:
+    result = run_bassi(troubled, "tools", "list")
+    out = lines(result.stdout)
+    assert result.returncode == 1  # a server failed
+    assert "good connected 5 tools" in out
+    assert "paged connected 5 tools" in out
+    assert "gone failed 0 tools" in out
+    assert "off disabled 0 tools" in out
+    assert "bash connected 1 tool" in out  # bassi's own servers are listed too
+    assert "add Add two integers." in out
+    assert "beta_two Tool beta_two from page 2." in out
+    assert "exited with code 3" in out
+    assert "Error: GITHUB_TOKEN is not set" in out
+    assert out.index("bash connected 1 tool") < out.index("good connected 5 tools")
+    assert out[-1].startswith("8 servers (6 connected, 1 failed, 1 disabled)")
+    errors = " ".join(lines(result.stderr))
+    assert "error:" in errors
+    assert "server 'bad name': invalid server name" in errors
+    assert "server 'weird': unknown type \"carrier-pigeon\"" in errors
+
+
+def test_list_json(troubled: Path) -> None:
+    result = run_bassi(troubled, "tools", "list", "--json")
+    data = json.loads(result.stdout)
+    servers = {s["name"]: s for s in data["servers"]}
+    assert servers["good"]["status"] == "connected"
+    assert servers["good"]["origin"] == "external"
+    assert servers["bash"]["origin"] == "in-process"
+    add = next(t for t in servers["good"]["tools"] if t["name"] == "add")
+    assert add["qualified_name"] == "mcp__good__add"
+    assert add["input_schema"]["required"] == ["a"]
+    assert add["available"] is True
+    assert servers["gone"]["status"] == "failed"
+    assert servers["gone"]["error"].startswith("exited with code 3")
+    assert servers["off"]["status"] == "disabled"
+    assert {p["server"] for p in data["problems"]} == {"bad name", "weird"}
+    assert all(p["severity"] == "error" for p in data["problems"])
+    assert result.returncode == 1
+
+
+def test_mcp_config_flag_reads_another_file(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "servers.json"
+    elsewhere.write_text(
+        json.dumps({"mcpServers": {"other": stdio_entry("paged_server.py", marker=MARKER)}})
+    )
+    result = run_bassi(project, "--mcp-config", str(elsewhere), "tools", "list")
+    out = lines(result.stdout)
+    assert "other connected 5 tools" in out
+    assert not any(line.startswith("good ") for line in out)
+    assert result.returncode == 0  # every server connected
+    assert result.stderr == ""
+
+
+def test_a_broken_config_file_is_a_warning_and_bassis_servers_still_list(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"a": {"command": "x"}}')
+    result = run_bassi(tmp_path, "tools", "list")
+    assert result.returncode == 0
+    assert "invalid JSON at line 1, column" in result.stderr
+    assert "bash connected 1 tool" in lines(result.stdout)
+
+
+# search
+
+
+def test_search_ranks_the_matching_tool_first(project: Path) -> None:
+    result = run_bassi(project, "tools", "search", "add", "two", "integers")
+    assert result.returncode == 0, result.stderr
+    first = lines(result.stdout)[0]
+    assert first.startswith("1. good/add ")
+    assert "Add two integers." in first
+
+
+def test_search_by_exact_name_and_server_filter(project: Path) -> None:
+    result = run_bassi(project, "tools", "search", "echo", "--server", "crashy", "--limit", "3")
+    assert result.returncode == 0, result.stderr
+    refs = [line.split()[1] for line in lines(result.stdout) if line[:1].isdigit()]
+    assert refs[0] == "crashy/echo"
+    assert all(ref.startswith("crashy/") for ref in refs)
+    assert len(refs) <= 3
+
+
+def test_search_json_carries_scores_and_matched_terms(project: Path) -> None:
+    result = run_bassi(project, "tools", "search", "beta", "tool", "--json", "--limit", "2")
+    data = json.loads(result.stdout)
+    assert data["query"] == "beta tool"
+    assert len(data["hits"]) == 2
+    first = data["hits"][0]
+    assert first["ref"].startswith("paged/beta_")
+    assert first["qualified_name"] == f"mcp__paged__{first['name']}"
+    assert first["score"] > 0
+    assert "beta" in first["matched_terms"]
+    assert first["available"] is True
+
+
+def test_search_without_hits_and_with_an_unknown_server(project: Path) -> None:
+    nothing = run_bassi(project, "tools", "search", "zzqxv")
+    assert nothing.returncode == 1
+    assert nothing.stdout == ""
+    assert "no tool matches 'zzqxv'" in nothing.stderr
+    unknown = run_bassi(project, "tools", "search", "echo", "--server", "nope")
+    assert unknown.returncode == 2
+    assert "unknown server 'nope'" in unknown.stderr
+
+
+# show
+
+
+@pytest.mark.parametrize("name", ["mcp__good__add", "good/add", "add"])
+def test_show_prints_the_card_for_every_spelling_of_a_name(project: Path, name: str) -> None:
+    result = run_bassi(project, "tools", "show", name)
+    assert result.returncode == 0, result.stderr
+    out = lines(result.stdout)
+    assert out[0] == "good/add mcp__good__add"
+    assert out[1] == "server good · external · connected"
+    assert "Add two integers." in out
+    assert "Returns their sum." in out
+    header = next(line for line in out if "required" in line)
+    assert [w for w in header.split() if w.isalpha()] == [
+        "name",
+        "type",
+        "required",
+        "default",
+        "description",
+    ]
+    rows = [line for line in out if line.startswith(("a ", "b "))]
+    assert [[w for w in row.split() if w.isalnum()] for row in rows] == [
+        ["a", "integer", "yes"],
+        ["b", "integer", "no", "2"],
+    ]
+
+
+def test_show_json(project: Path) -> None:
+    result = run_bassi(project, "tools", "show", "paged/beta_one", "--json")
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert data["qualified_name"] == "mcp__paged__beta_one"
+    assert data["description"] == "Tool beta_one from page 2."
+    assert data["status"] == "connected"
+    assert data["input_schema"] == {"type": "object", "properties": {}}
+
+
+def test_show_an_unknown_name_suggests_the_closest_and_fails(project: Path) -> None:
+    result = run_bassi(project, "tools", "show", "good/ad")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "no tool named 'good/ad'. Closest: good/add" in result.stderr
+
+
+def test_show_an_ambiguous_name_lists_the_candidates_and_fails(project: Path) -> None:
+    result = run_bassi(project, "tools", "show", "echo", "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["ambiguous"] is True
+    assert sorted(data["candidates"]) == ["crashy/echo", "good/echo"]
+
+
+# hostile text
+
+
+def test_hostile_descriptions_are_shown_as_plain_text(hostile: Path) -> None:
+    listing = run_bassi(hostile, "tools", "list")
+    card = run_bassi(hostile, "tools", "show", "hostile/attack")
+    for result in (listing, card):
+        assert result.returncode == 0, result.stderr
+        assert "\x1b" not in result.stdout
+        assert "\x07" not in result.stdout
+        assert "pwned" not in result.stdout  # an OSC title sequence is removed whole
+        assert "[bold red]Click[/bold red] [link=http://evil.example]here[/link] now." in (
+            " ".join(result.stdout.split())
+        )
+    assert len(listing.stdout) < 2_000
+    assert "Clears the screen and rings the bell." in " ".join(card.stdout.split())
+    assert "q[red]" in card.stdout
+    assert "red [blink]x[/blink]" in card.stdout
+    assert len(card.stdout) < 40_000
+    assert "more characters]" in card.stdout
