@@ -69,16 +69,13 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: 
     catalog = Catalog(settings)
     for problem in catalog.problems:
         _print_problem(err, problem)
-    await catalog.start()
-    try:
+    async with catalog:
         await catalog.wait_ready()
         if args.tools_command == "list":
             return _list(catalog, args.json, out)
         if args.tools_command == "search":
             return _search(catalog, args, out, err)
         return _show(catalog, args.name, args.json, out, err)
-    finally:
-        await catalog.close()
 
 
 def _print_problem(err: Console, problem: ConfigProblem) -> None:

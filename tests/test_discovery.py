@@ -8,6 +8,7 @@ answer of a call, and that no server process is left behind.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -244,6 +245,26 @@ async def test_a_server_that_crashes_mid_call_is_marked_failed_and_can_be_reconn
     await crashy.wait_attempt()
     assert crashy.status is ServerStatus.CONNECTED
     assert text_of(await crashy.call_tool("echo", {"text": "back"})) == "back"
+
+
+async def test_a_server_killed_while_idle_is_marked_failed_without_any_call(
+    connections: Connections,
+) -> None:
+    good = await connections.ready(stdio("good", "good_server.py"))
+    [pid] = marked_processes(connections.marker)
+    os.kill(pid, signal.SIGKILL)
+    await until(lambda: good.status is ServerStatus.FAILED)
+    assert good.error == "was killed by SIGKILL"
+    result = await good.call_tool("echo", {"text": "x"})
+    assert result.is_error
+    assert "not available: was killed by SIGKILL" in text_of(result)
+
+
+async def test_a_call_while_connecting_says_so(connections: Connections) -> None:
+    hung = connections.open(stdio("hung", "hang_server.py", timeout=30))
+    result = await hung.call_tool("anything", {})
+    assert result.is_error
+    assert text_of(result) == "server 'hung' is still connecting"
 
 
 async def test_closing_stops_every_server_even_one_still_starting(

@@ -139,6 +139,13 @@ class Catalog:
         """Close every session and stop every server process."""
         await asyncio.gather(*(c.close() for c in self._connections.values()))
 
+    async def __aenter__(self) -> Catalog:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
     def _connect(self, spec: ServerSpec) -> None:
         connection = ServerConnection(
             spec,

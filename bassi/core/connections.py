@@ -159,14 +159,26 @@ class ServerConnection:
                     f"tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s"
                 )
             if exc.code == types.CONNECTION_CLOSED or self._session is not session:
-                with anyio.move_on_after(EXIT_GRACE + 1):
-                    await self._disconnected.wait()
-                return error_result(f"server '{self.name}' stopped during the call: {self.error}")
+                return await self._stopped_during_call()
             return error_result(f"server '{self.name}' rejected the call: {exc.error.message}")
         except ValidationError as exc:
             return error_result(f"server '{self.name}' sent an invalid result: {_first_line(exc)}")
-        except RuntimeError as exc:
-            return error_result(f"server '{self.name}': {exc}")
+        except Exception as exc:
+            # The caller is usually the model's tool call: it gets an answer, never a traceback.
+            if self._session is not session:
+                return await self._stopped_during_call()
+            return error_result(
+                f"calling '{tool}' on server '{self.name}' failed: "
+                f"{type(exc).__name__}: {_first_line(exc)}"
+            )
+
+    async def _stopped_during_call(self) -> types.CallToolResult:
+        """The session ended under a call: wait (briefly) for the reason, then give it."""
+        with anyio.move_on_after(EXIT_GRACE + 1):
+            await self._disconnected.wait()
+        if self._stopping:
+            return error_result(f"server '{self.name}' was closed during the call")
+        return error_result(f"server '{self.name}' stopped during the call: {self.error}")
 
     def _unavailable_message(self) -> str:
         if self.status is ServerStatus.CONNECTING:
@@ -178,8 +190,16 @@ class ServerConnection:
     # The connection's own task.
 
     async def _run(self) -> None:
-        if self._stopping:
-            return
+        try:
+            if not self._stopping:
+                await self._attempt()
+        finally:
+            # Whatever happened, nobody may wait forever on this connection.
+            self._session = None
+            self._attempt_done.set()
+            self._disconnected.set()
+
+    async def _attempt(self) -> None:
         self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
         self._wake = anyio.Event()
         self._transport_ended = self._tools_changed = False
@@ -191,14 +211,18 @@ class ServerConnection:
                 failure = await self._connect_and_serve(scope)
         except Exception as exc:
             failure = self._describe(exc)
+        except BaseExceptionGroup as group:
+            # Errors that surfaced together with a cancellation: report the errors.
+            errors = group.subgroup(Exception)
+            if errors is None:
+                raise
+            failure = self._describe(errors)
         finally:
             self._session = None
         if scope.cancelled_caught and not self._stopping and failure is None:
             failure = self._timeout_reason()
         if failure is not None and not self._stopping:
             self._set(ServerStatus.FAILED, failure)
-        self._attempt_done.set()
-        self._disconnected.set()
 
     async def _connect_and_serve(self, scope: anyio.CancelScope) -> str | None:
         """Connect, list the tools, then keep the session open until the transport ends
