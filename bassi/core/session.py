@@ -32,7 +32,6 @@ from claude_agent_sdk import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
     ClaudeSDKError,
-    McpSdkServerConfig,
     McpServerConfig,
     Message,
     ResultMessage,
@@ -80,7 +79,7 @@ class AgentSession:
         self,
         settings: Settings,
         *,
-        mcp_servers: Mapping[str, McpServerConfig | McpSdkServerConfig] | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
         can_use_tool: CanUseTool | None = None,
         system_prompt: str = "",
         resume: str | None = None,
@@ -90,7 +89,6 @@ class AgentSession:
         self._mcp_servers = dict(mcp_servers or {})
         self._can_use_tool = can_use_tool
         self._system_prompt = _join_prompt(system_prompt, settings.system_prompt_extra)
-        self._resume = resume
         self._continue = settings.continue_session and resume is None
         self._client: ClaudeSDKClient | None = None
         self._connect_lock = asyncio.Lock()
@@ -171,7 +169,7 @@ class AgentSession:
                 self._interrupted = False
                 self._turn_open = True
                 await client.query(text)
-            except (ClaudeSDKError, OSError) as exc:
+            except Exception as exc:  # the SDK raises bare Exception too; never let it out
                 self._turn_open = False
                 yield self._cli_failure(exc)
                 await self._drop_client()
@@ -197,7 +195,7 @@ class AgentSession:
                     source = credential_source(self.settings.env)
                     yield turn.finish(message, self._interrupted, source, turn_cost)
                     return
-        except (ClaudeSDKError, OSError) as exc:
+        except Exception as exc:  # the SDK raises bare Exception too; never let it out
             if self._closed:
                 return
             yield self._cli_failure(exc)
@@ -276,17 +274,19 @@ class AgentSession:
         except (ClaudeSDKError, OSError) as exc:
             logger.warning("CLI did not shut down cleanly: %s", exc)
 
-    def _cli_failure(self, exc: BaseException | None) -> AgentError:
+    def _cli_failure(self, exc: Exception | None) -> AgentError:
+        """An event for a failure outside the API: the CLI could not start, died, or the SDK
+        broke. Never raised: the session restarts the CLI on the next message."""
         detail = str(exc).strip() if exc else "it stopped in the middle of a reply"
         tail = "\n".join(list(self._stderr)[-5:]).strip()
         message = f"The Claude Code CLI failed: {detail}"
         if tail and tail not in message:
             message += f"\n{tail}"
-        return AgentError(
-            "connection",
-            message,
-            "Send your message again: bassi restarts the CLI and keeps the conversation.",
-        )
+        hint = "Send your message again: bassi restarts the CLI and keeps the conversation."
+        if exc is None or isinstance(exc, ClaudeSDKError | OSError):
+            return AgentError("connection", message, hint)
+        logger.error("agent session failed", exc_info=exc)
+        return AgentError("internal", message, hint)
 
 
 class _Turn:
