@@ -15,6 +15,7 @@ from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import StdioServerConfig
 from bassi.core.registry import ServerStatus
 from bassi.core.search import ToolIndex
+from bassi.core.settings import Settings
 from bassi.core.tools import Origin
 from tests.discovery_fixtures import (
     child_processes,
@@ -280,3 +281,9 @@ async def test_close_leaves_no_process_even_while_servers_are_starting(start: An
     await run.catalog.close()
     assert time.monotonic() - began < 5
     assert marked_processes(run.marker) == []
+
+
+def test_a_servers_file_named_on_the_command_line_must_exist(tmp_path: Path) -> None:
+    settings = Settings(project_dir=tmp_path, mcp_config=tmp_path / "nope.json", env={})
+    catalog = Catalog(settings, shipped={}, index=ToolIndex())
+    assert [str(p) for p in catalog.problems] == [f"{tmp_path / 'nope.json'}: file not found"]

@@ -41,6 +41,12 @@ def test_a_missing_file_means_no_servers_and_no_problem(tmp_path: Path) -> None:
     assert config.problems == []
 
 
+def test_a_missing_file_that_was_named_explicitly_is_a_problem(tmp_path: Path) -> None:
+    config = load_mcp_config(tmp_path / "servers.json", {}, required=True)
+    assert config.servers == {}
+    assert str(only_problem(config)) == f"{tmp_path / 'servers.json'}: file not found"
+
+
 def test_stdio_server_with_every_field(tmp_path: Path) -> None:
     path = tmp_path / ".mcp.json"
     path.write_text(

@@ -43,7 +43,10 @@ class Catalog:
         self.registry = Registry()
         self.index = index if index is not None else ToolIndex(settings.state_dir / "index")
         config = load_mcp_config(
-            settings.mcp_config_path, settings.env, project_dir=settings.project_dir
+            settings.mcp_config_path,
+            settings.env,
+            project_dir=settings.project_dir,
+            required=settings.mcp_config is not None,
         )
         self.problems: list[ConfigProblem] = list(config.problems)
         """Problems in the servers file, for display; the servers they name were skipped

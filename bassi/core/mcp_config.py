@@ -92,14 +92,20 @@ class McpConfig:
 
 
 def load_mcp_config(
-    path: Path, env: Mapping[str, str], *, project_dir: Path | None = None
+    path: Path,
+    env: Mapping[str, str],
+    *,
+    project_dir: Path | None = None,
+    required: bool = False,
 ) -> McpConfig:
     """Read ``path``; ``env`` is what ``${VAR}`` expands from. Relative ``cwd`` entries are
-    resolved against ``project_dir`` (default: the file's directory)."""
+    resolved against ``project_dir`` (default: the file's directory). A missing file means no
+    servers, and is a problem only when ``required`` (a file the person named)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return McpConfig(path=path)
+        problems = [ConfigProblem(path, "file not found")] if required else []
+        return McpConfig(path=path, problems=problems)
     except (OSError, UnicodeDecodeError) as exc:
         return McpConfig(path=path, problems=[ConfigProblem(path, f"cannot read the file: {exc}")])
     return parse_mcp_config(text, path, env, project_dir=project_dir or path.parent)
