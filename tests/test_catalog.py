@@ -84,7 +84,7 @@ async def test_start_registers_every_server_at_once_and_connects_in_the_backgrou
     run = await start(
         {
             "good": stdio_entry("good_server.py"),
-            "off": stdio_entry("good_server.py", disabled=True),
+            "off": stdio_entry("good_server.py", disabled=True, alwaysLoad=True),
         }
     )
     assert time.monotonic() - began < 0.5
@@ -100,7 +100,9 @@ async def test_start_registers_every_server_at_once_and_connects_in_the_backgrou
         ("good", ServerStatus.CONNECTED),
         ("off", ServerStatus.DISABLED),
     ]
+    assert registry.server("off").always_load
     good = registry.server("good")
+    assert not good.always_load
     assert good.target.endswith("good_server.py")
     assert [t.qualified_name for t in good.tools][:2] == ["mcp__good__echo", "mcp__good__add"]
     assert all(t.origin is Origin.EXTERNAL for t in good.tools)

@@ -370,7 +370,10 @@ async def test_an_sse_server_is_discovered_and_called(connections: Connections) 
 
 
 async def test_an_http_error_status_is_the_failure_reason(connections: Connections) -> None:
+    keys: list[str | None] = []
+
     async def refuse(request: Request) -> PlainTextResponse:
+        keys.append(request.headers.get("x-key"))
         return PlainTextResponse("token required", status_code=401)
 
     app = Starlette(routes=[Route("/mcp", refuse, methods=["GET", "POST", "DELETE"])])
@@ -379,6 +382,7 @@ async def test_an_http_error_status_is_the_failure_reason(connections: Connectio
         locked = await connections.ready(spec)
         assert locked.status is ServerStatus.FAILED
         assert locked.error == f"HTTP 401 Unauthorized from {base}/mcp"
+        assert keys[0] == "wrong"  # the configured headers are sent
 
 
 async def test_an_unreachable_http_server_says_so(connections: Connections) -> None:
