@@ -13,7 +13,7 @@ A test queues *steps*; each main-loop model request takes the next one:
 - :func:`http_error` and the shorthands :func:`unauthorized` (401), :func:`rate_limited` (429),
   :func:`server_error` (500), :func:`overloaded` (529) -- an HTTP error with the real Anthropic
   error body ``{"type": "error", "error": {"type": ..., "message": ...}}``.
-- :func:`overloaded_mid_stream` -- the stream starts, sends some text, then an
+- :func:`overloaded_mid_stream` -- the stream starts (with some text, if given), then an
   ``event: error`` with ``overloaded_error`` (how the real API reports overload mid-stream).
 - a callable ``(RecordedRequest) -> step``, to react to what the model was actually sent.
 
@@ -359,7 +359,7 @@ class ScriptedModel:
             source = self._steps.pop(0) if self._steps else None
         if source is None:
             self.failures.append(
-                f"script exhausted: turn request #{len(self.turn_requests)} had no step left "
+                f"script exhausted: turn request #{len(self.turn_requests) + 1} had no step left "
                 f"(last user text: {request.last_user_text()[-200:]!r})"
             )
             return text(EXHAUSTED_TEXT)
