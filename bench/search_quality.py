@@ -13,6 +13,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -82,11 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     registry = load_registry(args.corpus)
-    index = ToolIndex()
-    start = time.perf_counter()
-    index.sync(registry)
-    build_s = time.perf_counter() - start
-    summary, rankings = evaluate(index, load_queries(args.queries))
+    with tempfile.TemporaryDirectory() as cache:  # the app always has an on-disk cache
+        index = ToolIndex(Path(cache))
+        start = time.perf_counter()
+        index.sync(registry)
+        build_s = time.perf_counter() - start
+        summary, rankings = evaluate(index, load_queries(args.queries))
 
     if args.rankings:
         with args.rankings.open("w", encoding="utf-8") as out:

@@ -142,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for r in results:
         print(
-            f"{r['tools']:>6} tools ({r['servers']} servers): cold build {r['cold_build_s']:.2f} s, "
+            f"{r['tools']:>6} tools ({r['servers']} servers): "
+            f"cold build {r['cold_build_s']:.2f} s, "
             f"warm start {r['warm_start_s']:.2f} s "
             f"({r['warm_from_cache']} servers from cache, {r['warm_analysed']} re-analysed), "
             f"query p50 {r['p50_ms']:.2f} ms / p95 {r['p95_ms']:.2f} ms, "

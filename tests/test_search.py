@@ -4,6 +4,7 @@ and nothing typed into the box can break it."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,7 +70,7 @@ def test_indexes_every_tool(index: ToolIndex) -> None:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("open a new issue", "github/create_issue"),
+        ("report a bug on github", "github/create_issue"),
         ("pull requests", "github/list_pull_requests"),
         ("show what is in this folder", "filesystem/list_directory"),
         ("send an email", "mail/send-mail"),
@@ -182,3 +183,57 @@ def test_megabyte_description_is_capped_and_indexes_quickly() -> None:
     assert time.perf_counter() - start < 1.0
     assert refs(idx.search("frobnicate widgets"))[0] == "bloat/huge"
     assert idx.search("zanzibar") == []
+
+
+def test_sync_reindexes_only_the_server_that_changed() -> None:
+    registry = registry_of(CATALOG)
+    idx = ToolIndex()
+    idx.sync(registry)
+    assert idx.stats.analysed == 3
+    idx.sync(registry)
+    assert idx.stats.analysed == 3
+    registry.set_tools("mail", [*CATALOG["mail"], tool("mail", "archive-mail", "Archive mail")])
+    idx.sync(registry)
+    assert idx.stats.analysed == 4
+    assert refs(idx.search("archive-mail"))[0] == "mail/archive-mail"
+
+
+def test_disk_cache_is_used_per_server_and_invalidated_by_definitions(tmp_path: Path) -> None:
+    cache = tmp_path / "index"
+    registry = registry_of(CATALOG)
+    first = ToolIndex(cache)
+    first.sync(registry)
+    assert (first.stats.analysed, first.stats.from_cache) == (3, 0)
+
+    changed = [*CATALOG["github"][:-1], tool("github", "delete_branch", "Delete a branch")]
+    registry.set_tools("github", changed)
+    second = ToolIndex(cache)
+    second.sync(registry)
+    assert (second.stats.analysed, second.stats.from_cache) == (1, 2)
+    assert refs(second.search("delete_branch"))[0] == "github/delete_branch"
+    assert "github/delete_file" not in refs(second.search("github/delete_file"))
+
+    third = ToolIndex(cache)
+    third.sync(registry)
+    assert (third.stats.analysed, third.stats.from_cache) == (0, 3)
+    assert refs(third.search("send an email")) == refs(second.search("send an email"))
+
+
+def test_servers_removed_by_sync_leave_the_disk_cache(tmp_path: Path) -> None:
+    ToolIndex(tmp_path).sync(registry_of(CATALOG))
+    ToolIndex(tmp_path).sync(registry_of({"mail": CATALOG["mail"]}))
+    again = ToolIndex(tmp_path)
+    again.sync(registry_of(CATALOG))
+    assert (again.stats.analysed, again.stats.from_cache) == (2, 1)
+
+
+def test_corrupt_disk_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
+    ToolIndex(tmp_path).sync(registry_of(CATALOG))
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\x00garbage\xff" * 10)
+    idx = ToolIndex(tmp_path)
+    idx.sync(registry_of(CATALOG))
+    assert len(idx) == sum(len(t) for t in CATALOG.values())
+    assert refs(idx.search("create_issue"))[0] == "github/create_issue"
+    assert ToolIndex(tmp_path).search("anything") == []

@@ -78,6 +78,20 @@ def field_texts(tool: ToolInfo) -> tuple[str, ...]:
     )
 
 
+SEMANTIC_DESCRIPTION_CHARS = 400
+
+
+def semantic_text(fields: tuple[str, ...]) -> str:
+    """What a tool's meaning vector is made of: server and name (twice, they matter most)
+    and the start of the description."""
+    name, server, _summary, description, _params = fields
+    words = " ".join(_IDENTIFIER_PARTS.findall(name))
+    return f"{server} {words} {words} {description[:SEMANTIC_DESCRIPTION_CHARS]}"
+
+
+_IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+
+
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:
     """A fingerprint of a server's tool definitions: when it is unchanged, the server's part
     of the index (in memory or on disk) is still right. Schemas are serialised with marshal,

@@ -18,6 +18,7 @@ from bassi.core.registry import Registry
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
+from bassi.core.search.semantic import default_vectors
 from bassi.core.search.store import SegmentStore
 from bassi.core.search.typos import Corrector
 from bassi.core.search.vocabulary import Concept, default_vocabulary
@@ -27,6 +28,9 @@ _EXACT_BONUS = 1e6
 SYNONYM_WEIGHT = 0.6
 """How much a stand-in from the vocabulary counts against the word typed."""
 TYPO_WEIGHT = 0.8
+SEMANTIC_WEIGHT = 1.0
+"""Meaning similarity (cosine, at most 1) against the lexical score scaled to 1."""
+SEMANTIC_FLOOR = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +95,20 @@ class ToolIndex:
         self._apply(
             {e.name: e.tools for e in entries},
             removed=tuple(s for s in self._servers if s not in names),
+            keep_on_disk=names,
         )
 
-    def _apply(self, servers: dict[str, tuple[ToolInfo, ...]], removed: Sequence[str]) -> list[str]:
+    def _apply(
+        self,
+        servers: dict[str, tuple[ToolInfo, ...]],
+        removed: Sequence[str],
+        keep_on_disk: set[str] | None = None,
+    ) -> list[str]:
         """Bring the given servers up to date (from the disk cache when it has their digest,
         else by analysing them), drop ``removed``, persist what was analysed, and rebuild the
-        in-memory postings once. Returns the servers that changed."""
+        in-memory postings once. With ``keep_on_disk``, cached servers outside it are dropped
+        from the disk cache too. A server without tools (still connecting, say) is indexed as
+        empty but never overwrites its cached tools. Returns the servers that changed."""
         digests = {name: definitions_hash(tools) for name, tools in servers.items()}
         stale = {
             name: digest
@@ -106,7 +118,7 @@ class ToolIndex:
         self.stats.unchanged += len(servers) - len(stale)
         if not stale and not removed:
             return []
-        cached = self._store.load(stale) if self._store is not None else {}
+        cached, on_disk = self._store.load(stale) if self._store is not None else ({}, set())
         analysed: dict[str, tuple[str, Segment]] = {}
         for name, digest in stale.items():
             tools = servers[name]
@@ -115,14 +127,17 @@ class ToolIndex:
                 self.stats.from_cache += 1
             else:
                 segment = Segment.build(tools)
-                analysed[name] = (digest, segment)
                 self.stats.analysed += 1
+                if tools:
+                    analysed[name] = (digest, segment)
             self._servers[name] = _Server(digest, tools, segment)
         for name in removed:
             self._servers.pop(name, None)
-        self._rebuild()
-        if self._store is not None and (analysed or removed):
-            self._store.save(analysed, removed)
+        if stale or removed:
+            self._rebuild()
+        forgotten = {*removed, *(on_disk - keep_on_disk if keep_on_disk is not None else ())}
+        if self._store is not None and (analysed or forgotten):
+            self._store.save(analysed, forgotten)
         return [*stale, *removed]
 
     def _rebuild(self) -> None:
@@ -150,13 +165,14 @@ class ToolIndex:
             return []
         if wanted is not None and wanted not in self._server_ids:
             return []
-        scores = np.zeros(len(self._tools), dtype=np.float32)
+        lexical = np.zeros(len(self._tools), dtype=np.float32)
         matched: list[tuple[tuple[str, ...], Floats]] = []
         for concept in parsed.concepts:
             vector = self._concept_scores(concept)
             if vector is not None:
-                scores += vector
+                lexical += vector
                 matched.append((concept.surfaces, vector))
+        scores = self._fuse(lexical, parsed.text)
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):
                 scores[i] += _EXACT_BONUS
@@ -175,11 +191,24 @@ class ToolIndex:
             for i in ranked
         ]
 
+    def _fuse(self, lexical: Floats, text: str) -> Floats:
+        """Lexical score (scaled to the best tool's) plus weighted meaning similarity. A tool
+        no query word reaches needs a clear similarity to be listed at all, so nonsense
+        queries still find nothing."""
+        best = float(lexical.max()) if len(lexical) else 0.0
+        query = default_vectors().embed(text)
+        similarity = self._postings.vectors @ query
+        fused = (lexical / best if best > 0 else lexical) + SEMANTIC_WEIGHT * similarity
+        fused[(lexical <= 0) & (similarity < SEMANTIC_FLOOR)] = 0.0
+        return np.maximum(fused, 0.0).astype(np.float32)
+
     def _concept_scores(self, concept: Concept) -> Floats | None:
         """Per tool, the best-scoring way the tool says what the concept means. Taking the
         best (not the sum) keeps a tool that uses three synonyms from outranking one that
         uses the very word typed."""
-        vector: Floats | None = None
+        size = len(self._tools)
+        vector = np.zeros(size, dtype=np.float32)
+        found_any = False
         members = list(concept.members)
         own = members[0][0]
         if len(own) == 1 and own[0] not in self._corrector and len(members) == 1:
@@ -187,19 +216,16 @@ class ToolIndex:
         for stems, weight in members:
             if len(stems) == 1:
                 found = self._postings.lookup(stems[0])
-                if found is None:
-                    continue
-                docs, weights = found
-                if vector is None:
-                    vector = np.zeros(len(self._tools), dtype=np.float32)
-                vector[docs] = np.maximum(vector[docs], weight * weights)
+                if found is not None:
+                    docs, weights = found
+                    vector[docs] = np.maximum(vector[docs], weight * weights)
+                    found_any = True
                 continue
-            phrase = np.zeros(len(self._tools), dtype=np.float32)
+            phrase = np.zeros(size, dtype=np.float32)
             for part in stems:
                 found = self._postings.lookup(part)
                 if found is not None:
                     phrase[found[0]] += found[1]
-            if vector is None:
-                vector = np.zeros(len(self._tools), dtype=np.float32)
+                    found_any = True
             np.maximum(vector, phrase * (weight / len(stems)), out=vector)
-        return vector
+        return vector if found_any else None

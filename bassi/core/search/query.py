@@ -21,6 +21,8 @@ _SERVER = re.compile(r"(?i)(?:^|\s)server:(\S*)")
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
+    text: str
+    """The query without its filters."""
     server: str | None
     concepts: tuple[Concept, ...]
     name_forms: tuple[str, ...]
@@ -34,7 +36,7 @@ def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQu
         server = match.group(1).strip("\"'").lower() or server
     text = _SERVER.sub(" ", text).strip()
     concepts = vocabulary.concepts(text, synonym_weight)[:MAX_CONCEPTS]
-    return ParsedQuery(server, tuple(concepts), name_forms(text))
+    return ParsedQuery(text, server, tuple(concepts), name_forms(text))
 
 
 def name_forms(text: str) -> tuple[str, ...]:

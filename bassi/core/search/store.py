@@ -28,7 +28,7 @@ from bassi.core.search.postings import Segment
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-tools-2"
+FORMAT = "bassi-tools-3"
 """Bumped whenever analysis or the stored layout changes, so old caches are rebuilt."""
 INDEX_NAME = "tools"
 
@@ -43,6 +43,7 @@ def _schema() -> fields.Schema:
         vocabulary=fields.STORED,
         postings=fields.STORED,
         lengths=fields.STORED,
+        vectors=fields.STORED,
     )
 
 
@@ -84,14 +85,17 @@ class SegmentStore:
             shutil.rmtree(self._directory, ignore_errors=True)
         self._directory.mkdir(parents=True, exist_ok=True)
 
-    def load(self, wanted: dict[str, str]) -> dict[str, Segment]:
+    def load(self, wanted: dict[str, str]) -> tuple[dict[str, Segment], set[str]]:
         """Segments of the servers in ``wanted`` (server -> digest) whose cached digest
-        matches; servers missing, stale or unreadable are simply not returned."""
+        matches (servers missing, stale or unreadable are simply not returned), and the names
+        of every server the cache holds."""
         out: dict[str, Segment] = {}
+        present: set[str] = set()
         try:
             with self._open().reader() as reader:
                 for stored in reader.all_stored_fields():
                     server = stored.get("server")
+                    present.add(str(server))
                     if server not in wanted or stored.get("digest") != wanted[server]:
                         continue
                     try:
@@ -100,7 +104,7 @@ class SegmentStore:
                         log.warning("cached index for server %r unreadable (%s)", server, exc)
         except Exception as exc:
             log.warning("tool index cache unreadable (%s); re-indexing", exc)
-        return out
+        return out, present
 
     def save(self, segments: dict[str, tuple[str, Segment]], removed: Iterable[str] = ()) -> None:
         """Replace the documents of the given servers (server -> (digest, segment)) and drop
@@ -133,6 +137,7 @@ def _document(server: str, digest: str, segment: Segment) -> dict[str, Any]:
         "vocabulary": "\n".join(segment.vocabulary),
         "postings": entries.tobytes(),
         "lengths": segment.lengths.astype("<f4").tobytes(),
+        "vectors": segment.vectors.astype("<f2").tobytes(),
     }
 
 
@@ -141,6 +146,7 @@ def _segment_from(stored: dict[str, Any]) -> Segment:
     vocabulary = tuple(str(stored["vocabulary"]).split("\n")) if stored["vocabulary"] else ()
     entries = np.frombuffer(stored["postings"], dtype=_ENTRY)
     lengths = np.frombuffer(stored["lengths"], dtype="<f4").reshape(len(tools), len(FIELDS))
+    vectors = np.frombuffer(stored["vectors"], dtype="<f2").reshape(len(tools), -1)
     if len(entries) and (
         int(entries["term"].max()) >= len(vocabulary) or int(entries["doc"].max()) >= len(tools)
     ):
@@ -153,4 +159,5 @@ def _segment_from(stored: dict[str, Any]) -> Segment:
         field=entries["field"].astype(np.int8),
         tf=entries["tf"].astype(np.float32),
         lengths=lengths.astype(np.float32),
+        vectors=vectors.astype(np.float16),
     )
