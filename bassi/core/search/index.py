@@ -197,7 +197,9 @@ class ToolIndex:
         queries still find nothing."""
         best = float(lexical.max()) if len(lexical) else 0.0
         query = default_vectors().embed(text)
-        similarity = self._postings.vectors @ query
+        # einsum, not BLAS: a multi-threaded BLAS call on a busy 2-core machine was measured
+        # at 20 ms where this single-threaded loop takes 2 ms at 10,000 tools
+        similarity = np.einsum("ij,j->i", self._postings.vectors, query)
         fused = (lexical / best if best > 0 else lexical) + SEMANTIC_WEIGHT * similarity
         fused[(lexical <= 0) & (similarity < SEMANTIC_FLOOR)] = 0.0
         return np.maximum(fused, 0.0).astype(np.float32)
