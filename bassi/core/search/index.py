@@ -202,7 +202,8 @@ class ToolIndex:
         similarity = np.einsum("ij,j->i", self._postings.vectors, query)
         fused = (lexical / best if best > 0 else lexical) + SEMANTIC_WEIGHT * similarity
         fused[(lexical <= 0) & (similarity < SEMANTIC_FLOOR)] = 0.0
-        return np.maximum(fused, 0.0).astype(np.float32)
+        out: Floats = np.maximum(fused, 0.0).astype(np.float32)
+        return out
 
     def _concept_scores(self, concept: Concept) -> Floats | None:
         """Per tool, the best-scoring way the tool says what the concept means. Taking the
