@@ -117,15 +117,18 @@ async def open_stdio_server(
 
     Raises OSError when the process cannot be started (``FileNotFoundError`` with the command
     as ``filename`` when it does not exist)."""
-    process = await anyio.open_process(
-        [command, *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(env),
-        cwd=cwd,
-        start_new_session=True,
-    )
+    # Shielded: a cancellation landing during the spawn would lose the new process. From
+    # here to the ``try`` below there is no await, so it cannot land in between either.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            [command, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
     handle = ServerProcess(process)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
