@@ -359,6 +359,21 @@ async def test_a_streamable_http_server_is_discovered_and_called(
         await remote.close()
 
 
+async def test_an_http_server_that_went_away_is_marked_failed_at_the_next_call(
+    connections: Connections,
+) -> None:
+    async with serving(http_app_server().streamable_http_app()) as base:
+        remote = await connections.ready(HttpServerConfig(name="remote", url=f"{base}/mcp"))
+        assert remote.status is ServerStatus.CONNECTED, remote.error
+    result = await remote.call_tool("city_time", {"city": "Oslo"}, timeout=10)
+    assert result.is_error
+    reason = f"cannot reach {base}/mcp"
+    assert f"server 'remote' stopped during the call: {reason}" in text_of(result)
+    assert remote.status is ServerStatus.FAILED
+    assert remote.error is not None
+    assert remote.error.startswith(reason)
+
+
 async def test_an_sse_server_is_discovered_and_called(connections: Connections) -> None:
     async with serving(http_app_server().sse_app()) as base:
         spec = HttpServerConfig(name="legacy", url=f"{base}/sse", type="sse")
