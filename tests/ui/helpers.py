@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
 from rich.style import Style
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.prompt import PromptInput
 
 APP_CSS = Path(__file__).resolve().parents[2] / "bassi" / "ui" / "app.tcss"
 
@@ -43,3 +46,24 @@ class WidgetHost(App[None]):
         with ChatLog():
             for factory in self._factories:
                 yield factory()
+
+
+async def wait_for(
+    pilot: Pilot[object], condition: Callable[[], object], seconds: float = 15.0, what: str = ""
+) -> None:
+    """Let the app run until ``condition()`` is true; fail with ``what`` after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.05)
+
+
+async def submit(pilot: Pilot[object], line: str) -> None:
+    """Put ``line`` in the prompt and press Enter (typing is tested on its own)."""
+    prompt = pilot.app.screen.query_one(PromptInput)
+    prompt.focus()
+    prompt.value = line
+    await pilot.press("enter")
+    await pilot.pause()

@@ -22,6 +22,7 @@ from bassi.core.registry import Registry, ServerEntry, ServerStatus
 from bassi.core.tools import Origin
 from bassi.ui.safe import plain, plain_line
 
+MUTED = "$foreground-muted"
 PREVIEW_TOOLS = 8
 """A group lists this many tool names before "+N more"."""
 
@@ -29,7 +30,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS = {
     ServerStatus.CONNECTED: ("●", "$text-success"),
     ServerStatus.FAILED: ("✗", "$text-error"),
-    ServerStatus.DISABLED: ("○", "$text-muted"),
+    ServerStatus.DISABLED: ("○", "$foreground-muted"),
 }
 
 
@@ -115,20 +116,20 @@ class ServerGroup(Vertical):
         elif entry.status is ServerStatus.FAILED:
             status = Content.styled("failed", "$text-error")
         else:
-            status = Content.styled("disabled", "$text-muted")
+            status = Content.styled("disabled", "$foreground-muted")
         parts += [Content("  "), status]
         where = "in-process" if entry.origin is Origin.IN_PROCESS else entry.target
         if where:
-            parts += [Content("  "), plain_line(where, 70, "$text-muted")]
+            parts += [Content("  "), plain_line(where, 70, "$foreground-muted")]
         return Content("").join(parts)
 
     def _tool_names(self) -> Content:
         tools = self.entry.tools
         shown = tools if self.expanded else tools[:PREVIEW_TOOLS]
-        style = "" if self.entry.available else "$text-muted"
+        style = "" if self.entry.available else "$foreground-muted"
         names = Content(", ").join(plain_line(t.name, 64, style) for t in shown)
         if not self.entry.available:
-            names = names + Content.styled("  (unavailable)", "$text-muted")
+            names = names + Content.styled("  (unavailable)", "$foreground-muted")
         hidden = len(tools) - len(shown)
         if hidden:
             names = names + Content.styled(f"  +{hidden} more", "$text-accent underline")
@@ -161,9 +162,11 @@ class CatalogView(Vertical):
                 Content.styled("⚠ ", "$text-warning") + plain(problem, max_chars=600),
                 classes="catalog-problem",
             )
-        yield Static(Content.styled("bassi's own servers", "$text-muted"), id="in-process-title")
+        yield Static(
+            Content.styled("bassi's own servers", "$foreground-muted"), id="in-process-title"
+        )
         yield Vertical(id="in-process", classes="server-list")
-        yield Static(Content.styled("External servers", "$text-muted"), id="external-title")
+        yield Static(Content.styled("External servers", "$foreground-muted"), id="external-title")
         yield Vertical(id="external", classes="server-list")
         yield Static(classes="catalog-total")
 
@@ -219,7 +222,7 @@ class CatalogView(Vertical):
         if not entries:
             return Content.styled(
                 "No MCP servers configured. Add some to .mcp.json in this directory.",
-                "$text-muted",
+                "$foreground-muted",
             )
         tools = sum(len(e.tools) for e in entries if e.available)
         order = (
@@ -233,5 +236,5 @@ class CatalogView(Vertical):
         parts += [f"{n} {s.value}" for s, n in by_status.items() if n]
         return Content.styled(" · ".join(parts), "bold") + Content.styled(
             "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",
-            "$text-muted",
+            "$foreground-muted",
         )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -14,7 +16,8 @@ from bassi.core.search import SearchHit
 from bassi.core.tools import ToolInfo
 
 MATCH_STYLE = "bold underline"
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
+"""Words, with `_` as a separator too, so tool names like `list_mail_messages` split."""
 
 
 def highlight(text: str, terms: Iterable[str]) -> Text:
@@ -34,6 +37,11 @@ def highlight(text: str, terms: Iterable[str]) -> Text:
 class SearchResults(DataTable[Text]):
     """Rank, tool, server, score and the description's first line, terms highlighted."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Open card"),
+        Binding("escape", "app.focus('prompt')", "Back to input"),
+    ]
+
     class ToolChosen(Message):
         def __init__(self, tool: ToolInfo) -> None:
             super().__init__()
@@ -43,23 +51,37 @@ class SearchResults(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, classes="search-results")
         self.query_text = query
         self.hits = list(hits)
+        self._filled_for = -1
 
     def on_mount(self) -> None:
-        self.add_column("#", key="rank")
-        self.add_column("tool", key="tool")
-        self.add_column("server", key="server")
-        self.add_column("score", key="score")
-        self.add_column("description", key="description")
-        for rank, hit in enumerate(self.hits, 1):
+        for key in ("#", "tool", "server", "score", "description"):
+            self.add_column(key, key=key)
+
+    def on_resize(self) -> None:
+        """Fit the description to the width, so the table never scrolls sideways."""
+        if self.size.width != self._filled_for:
+            self._filled_for = self.size.width
+            self._fill(self.size.width)
+
+    def _fill(self, width: int) -> None:
+        names = [one_line(h.tool.name, 40) for h in self.hits]
+        servers = [one_line(h.tool.server, 20) for h in self.hits]
+        fixed = len(str(len(self.hits))) + max(map(len, names), default=4)
+        fixed += max(map(len, servers), default=6) + 5
+        room = max(20, width - fixed - 2 * 5 - 2)
+        row = self.cursor_row
+        self.clear()
+        for rank, (hit, name, server) in enumerate(zip(self.hits, names, servers, strict=True), 1):
             terms = hit.matched_terms
             self.add_row(
                 Text(str(rank), justify="right"),
-                highlight(one_line(hit.tool.name, 48), terms),
-                Text(one_line(hit.tool.server, 24)),
+                highlight(name, terms),
+                Text(server),
                 Text(f"{hit.score:.2f}", justify="right"),
-                highlight(one_line(hit.tool.description, 90), terms),
+                highlight(one_line(hit.tool.description, room), terms),
                 key=hit.tool.ref,
             )
+        self.move_cursor(row=row)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -29,53 +29,50 @@ class StatusBar(Widget):
         self.servers = tuple(entries)
 
     def render(self) -> Content:
-        """The full line when it fits, else a compact one: every figure stays visible at
+        """The full line when it fits, else shorter wordings: every figure stays visible at
         80 columns."""
-        full = self._line(compact=False)
-        return full if full.cell_length <= self.size.width - 2 else self._line(compact=True)
+        room = self.size.width - 2
+        for compact in (False, True):
+            line = self._line(compact=compact, model=self.model)
+            if line.cell_length <= room:
+                return line
+        return self._line(compact=True, model=self.model.removeprefix("claude-"))
 
-    def _line(self, *, compact: bool) -> Content:
-        muted = "$text-muted"
+    def _line(self, *, compact: bool, model: str) -> Content:
+        muted = "$foreground-muted"
         sep = Content.styled(" │ " if compact else " · ", muted)
-        tools = (
-            f"{self.exposed} tools, {self.pinned} pinned"
-            if compact
-            else f"tools {self.exposed} exposed, {self.pinned} pinned"
-        )
-        mode = Content.styled(f" ({self.mode})", muted) if self.mode and not compact else Content()
+        count = tokens(self.session_tokens)
         parts = [
-            Content.styled(self.model, "bold"),
-            Content(
-                f"{tokens(self.session_tokens)} tok"
-                if compact
-                else f"{tokens(self.session_tokens)} tokens"
-            ),
+            Content.styled(model, "bold"),
+            Content(f"{count} tok" if compact else f"{count} tokens"),
             Content(f"${self.cost_usd:.4f}"),
-            Content(tools) + mode,
-            self._health(),
+            Content(f"tools {self.exposed}, pinned {self.pinned}")
+            if compact
+            else Content(f"tools {self.exposed} exposed, {self.pinned} pinned")
+            + (Content.styled(f" ({self.mode})", muted) if self.mode else Content()),
+            self._health(compact),
         ]
         line = sep.join(parts)
         if self.streaming:
-            line = (
-                Content.styled(
-                    "● esc stops │ " if compact else "● replying, esc interrupts · ",
-                    "$text-warning",
-                )
-                + line
-            )
+            busy = "● esc stops │ " if compact else "● replying, esc interrupts · "
+            line = Content.styled(busy, "$text-warning") + line
         return line
 
-    def _health(self) -> Content:
+    def _health(self, compact: bool) -> Content:
         entries = self.servers
         if not entries:
-            return Content.styled("no servers", "$text-muted")
+            return Content.styled("no servers", "$foreground-muted")
         up = sum(e.status is ServerStatus.CONNECTED for e in entries)
         failed = sum(e.status is ServerStatus.FAILED for e in entries)
         waiting = sum(e.status is ServerStatus.CONNECTING for e in entries)
         style = "$text-error" if failed else "$text-warning" if waiting else "$text-success"
         health = Content.styled(f"servers {up}/{len(entries)}", style)
         if failed:
-            health += Content.styled(f" ({failed} failed)", "$text-error")
+            health += Content.styled(
+                f", {failed} failed" if compact else f" ({failed} failed)", "$text-error"
+            )
         elif waiting:
-            health += Content.styled(f" ({waiting} connecting)", "$text-warning")
+            health += Content.styled(
+                f", {waiting} starting" if compact else f" ({waiting} connecting)", "$text-warning"
+            )
         return health

@@ -114,7 +114,7 @@ class ToolCallBlock(Vertical):
             state = Content.styled("✓", "$text-success")
         parts = [Content.styled("⚙ ", "$text-accent"), plain_line(self.tool, 80, "bold")]
         if self.server:
-            parts += [Content.styled(" · ", "$text-muted"), plain_line(self.server, 64)]
+            parts += [Content.styled(" · ", "$foreground-muted"), plain_line(self.server, 64)]
         return Content("").join([*parts, Content("  "), state])
 
     def _show_result(self) -> None:

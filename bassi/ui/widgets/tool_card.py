@@ -17,7 +17,8 @@ from textual.widgets import Static
 from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.safe import plain, plain_line, plain_text
 
-DESCRIPTION_CHARS = 20_000
+DESCRIPTION_CHARS = 4_000
+"""Enough for any honest description; a megabyte one is cut, with the cut marked."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def parameters(tool: ToolInfo) -> list[Parameter]:
 def parameter_table(tool: ToolInfo) -> Table | Content:
     rows = parameters(tool)
     if not rows:
-        return Content.styled("No parameters.", "$text-muted")
+        return Content.styled("No parameters.", "$foreground-muted")
     table = Table(box=None, expand=True, pad_edge=False, header_style="bold")
     table.add_column("name", no_wrap=True)
     table.add_column("type")
@@ -114,9 +115,9 @@ class ToolCard(Vertical):
         about = Content("").join(
             [
                 plain_line(tool.qualified_name, 160, "bold"),
-                Content.styled("  server ", "$text-muted"),
+                Content.styled("  server ", "$foreground-muted"),
                 plain_line(tool.server, 64),
-                Content.styled(f" ({origin})", "$text-muted"),
+                Content.styled(f" ({origin})", "$foreground-muted"),
                 Content("")
                 if self.available
                 else Content.styled("  unavailable: server not connected", "$text-error"),
@@ -138,5 +139,5 @@ class ToolCard(Vertical):
         self.border_subtitle = (
             Content.styled("pinned: the agent may use it", "$text-success")
             if pinned
-            else Content.styled("not pinned", "$text-muted")
+            else Content.styled("not pinned", "$foreground-muted")
         )

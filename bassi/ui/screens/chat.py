@@ -1,0 +1,366 @@
+"""The chat screen: the log, the input line, the status bar; and every slash command.
+
+The screen is the one place that acts on the runtime: widgets post messages up to it
+(a search row was chosen, a line was submitted) and it calls down into the runtime and the
+widgets. Agent turns run in an exclusive worker so the interface never waits on the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.table import Table
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from bassi.core.registry import ToolNotFoundError
+from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
+from bassi.core.tools import ToolInfo
+from bassi.ui.commands import COMMANDS, KEYS, CommandError, Invocation, is_command, parse
+from bassi.ui.safe import plain, plain_line, plain_text
+from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.resume import ResumeScreen, session_title
+from bassi.ui.screens.tool_card import ToolCardScreen
+from bassi.ui.transcript import SessionTotals, Transcript, error_notice
+from bassi.ui.widgets.catalog import CatalogView
+from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.messages import Notice, UserMessage
+from bassi.ui.widgets.prompt import CompletionHint, PromptInput
+from bassi.ui.widgets.search_results import SearchResults
+from bassi.ui.widgets.status_bar import StatusBar
+from bassi.ui.widgets.tool_card import ToolCard
+
+SEARCH_LIMIT = 10
+INTERRUPT_GRACE_S = 5.0
+"""How long an interrupted turn may take to wind down before its worker is cancelled."""
+
+
+class ChatScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt"),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+    ]
+
+    streaming: reactive[bool] = reactive(False, bindings=True)
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.totals = SessionTotals()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # --- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield ChatLog(id="chat-log")
+        yield PromptInput(
+            self.runtime.state.history,
+            tools=self.runtime.catalog.registry.tools,
+            pinned=self.runtime.pinned,
+            id="prompt",
+        )
+        yield CompletionHint(id="completion-hint")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        registry = self.runtime.catalog.registry
+        self._unsubscribe = registry.subscribe(self._registry_changed)
+        self.query_one(CompletionHint).display = False
+        self.runtime.approval_handler = self.ask_approval
+        for warning in self.runtime.warnings:
+            await self.log_widget.add(Notice(plain(warning), "warning"))
+        await self.log_widget.add(self._catalog())
+        self.show_status()
+        self.query_one(PromptInput).focus()
+        self.start_runtime()
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def _registry_changed(self, _server: str) -> None:
+        self.call_later(self.show_status)
+
+    @property
+    def log_widget(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    def _catalog(self) -> CatalogView:
+        catalog = self.runtime.catalog
+        return CatalogView(catalog.registry, [str(p) for p in catalog.problems])
+
+    @work(group="runtime", exit_on_error=False)
+    async def start_runtime(self) -> None:
+        try:
+            await self.runtime.start()
+        except Exception as exc:
+            await self.log_widget.add(error_notice(f"bassi could not start: {exc}", None))
+            return
+        if self.runtime.settings.continue_session:
+            await self.log_widget.add(Notice("Continuing the last conversation in this directory."))
+        self.show_status()
+
+    def show_status(self) -> None:
+        bar = self.query_one(StatusBar)
+        exposure = self.runtime.exposure()
+        with self.app.batch_update():
+            bar.model = self.runtime.settings.model
+            bar.session_tokens = self.totals.tokens
+            bar.cost_usd = self.totals.cost_usd
+            bar.exposed, bar.pinned = exposure.exposed, exposure.pinned
+            bar.mode = str(exposure.mode)
+            bar.show_servers(self.runtime.catalog.registry.servers())
+
+    # --- input -----------------------------------------------------------------------------
+
+    @on(Input.Changed, "#prompt")
+    def show_completions(self, event: Input.Changed) -> None:
+        self.query_one(CompletionHint).show_for(self.query_one(PromptInput).completions())
+
+    @on(Input.Submitted, "#prompt")
+    async def submit(self, event: Input.Submitted) -> None:
+        line = event.value
+        prompt = self.query_one(PromptInput)
+        if not line.strip():
+            return
+        if not is_command(line) and self.streaming:
+            self.notify("A reply is still streaming: wait for it, or press Esc to interrupt.")
+            return
+        prompt.value = ""
+        self.runtime.state.add_history(line)
+        prompt.rewind()
+        if is_command(line):
+            await self.run_command(line)
+        else:
+            self.send(line)
+
+    async def run_command(self, line: str) -> None:
+        try:
+            invocation = parse(line)
+        except CommandError as exc:
+            await self.log_widget.add(Notice(str(exc), "error"))
+            return
+        await self.dispatch(invocation)
+
+    async def dispatch(self, invocation: Invocation) -> None:
+        handler = getattr(self, invocation.command.handler)
+        await handler(invocation.argument)
+
+    # --- agent turns -------------------------------------------------------------------------
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def send(self, text: str) -> None:
+        await self.log_widget.add(UserMessage(text))
+        transcript = Transcript(self.log_widget, self.totals)
+        self.streaming = True
+        try:
+            async for event in self.runtime.send(text):
+                await transcript.show(event)
+                self.show_status()
+        except Exception as exc:
+            await self.log_widget.add(error_notice(f"The turn failed: {exc}", None))
+        finally:
+            await transcript.close_message()
+            self.streaming = False
+            self.show_status()
+
+    def watch_streaming(self, streaming: bool) -> None:
+        self.query_one(StatusBar).streaming = streaming
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "interrupt":
+            # Only while a reply streams; otherwise Esc and Ctrl+C keep their usual meaning.
+            return self.streaming
+        return True
+
+    async def action_interrupt(self) -> None:
+        await self.log_widget.add(Notice("Interrupted.", "warning"))
+        self.interrupt()
+
+    @work(group="interrupt", exit_on_error=False)
+    async def interrupt(self) -> None:
+        turn = [w for w in self.workers if w.group == "turn" and w.is_running]
+        try:
+            await asyncio.wait_for(self.runtime.interrupt(), INTERRUPT_GRACE_S)
+            for worker in turn:
+                await asyncio.wait_for(worker.wait(), INTERRUPT_GRACE_S)
+        except (TimeoutError, Exception):
+            for worker in turn:
+                worker.cancel()
+
+    async def ask_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """The runtime's approval handler: asks in a modal, waits for the answer."""
+        answer: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+
+        def done(decision: ApprovalDecision | None) -> None:
+            if not answer.done():
+                answer.set_result(decision or ApprovalDecision.DENY)
+
+        entry = self.runtime.catalog.registry.server(request.tool.server)
+        await self.app.push_screen(
+            ApprovalScreen(request, server_target=entry.target), callback=done
+        )
+        decision = await answer
+        self.show_status()
+        return decision
+
+    # --- slash commands -------------------------------------------------------------------------
+
+    async def command_help(self, _argument: str) -> None:
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for command in COMMANDS:
+            table.add_row(command.usage, command.summary)
+        table.add_row("", "")
+        for keys, what in KEYS:
+            table.add_row(keys, what)
+        table.add_row("", "")
+        table.add_row("", "Anything else you type is sent to the agent.")
+        await self.log_widget.add(Static(table, classes="notice help"))
+
+    async def command_tools(self, _argument: str) -> None:
+        await self.log_widget.add(self._catalog())
+
+    async def command_tools_search(self, query: str) -> None:
+        hits = self.runtime.search(query, limit=SEARCH_LIMIT)
+        if hits:
+            heading = Content("").join([Content("Tools matching "), plain(repr(query))])
+            table = SearchResults(query, hits)
+            await self.log_widget.add(Notice(heading), table)
+            table.focus()
+            return
+        await self.log_widget.add(Notice(self._no_results(query), "warning"))
+
+    def _no_results(self, query: str) -> Content:
+        """Say so, and point to something broader: close tool names for a typo, else how to
+        ask more generally."""
+        message = Content("No tools match ") + plain(repr(query)) + Content(".")
+        close = self.runtime.catalog.registry.closest(query, limit=3)
+        if close:
+            return message + plain(f" Closest names: {', '.join(close)}.")
+        return message + Content(
+            " Try a broader query: fewer words, or what the tool does"
+            ' ("mail" rather than "unread mail from Bob"); /tools lists every tool.'
+        )
+
+    async def command_tools_pinned(self, _argument: str) -> None:
+        pinned = self.runtime.pinned()
+        if not pinned:
+            await self.log_widget.add(Notice("No tools pinned. /tool <name> pins one."))
+            return
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for tool in pinned:
+            table.add_row(plain_text(tool.ref, max_chars=100), plain_text(tool.summary[:100]))
+        heading = Static(Content(f"Pinned tools ({len(pinned)})"), classes="notice")
+        await self.log_widget.add(heading, Static(table, classes="pinned-list"))
+
+    async def command_tool(self, name: str) -> None:
+        tool = await self._resolve(name)
+        if tool is None:
+            return
+        already = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
+        self.runtime.pin(tool)
+        card = ToolCard(tool, pinned=True, available=self._available(tool))
+        await self.log_widget.add(card)
+        if already:
+            await self.log_widget.add(Notice("It was pinned already."))
+        self.show_status()
+
+    async def command_tool_unpin(self, name: str) -> None:
+        tool = await self._resolve(name)
+        if tool is None:
+            return
+        pinned = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
+        if not pinned:
+            await self.log_widget.add(Notice(plain(f"{tool.ref} is not pinned."), "warning"))
+            return
+        self.runtime.unpin(tool)
+        await self.log_widget.add(Notice(plain(f"Unpinned {tool.ref}.")))
+        self.show_status()
+
+    async def _resolve(self, name: str) -> ToolInfo | None:
+        try:
+            return self.runtime.resolve(name)
+        except ToolNotFoundError as exc:
+            if exc.ambiguous:
+                text = f"'{name}' matches several tools; say which one:"
+            elif exc.candidates:
+                text = f"No tool named '{name}'. Closest:"
+            else:
+                text = f"No tool named '{name}'. /tools search <words> finds tools by what they do."
+            lines = [text, *(f"  /tool {c}" for c in exc.candidates)]
+            await self.log_widget.add(Notice(plain("\n".join(lines)), "error"))
+            return None
+
+    def _available(self, tool: ToolInfo) -> bool:
+        return self.runtime.catalog.registry.is_available(tool)
+
+    async def command_cost(self, _argument: str) -> None:
+        t = self.totals
+        text = (
+            f"This session: {t.turns} turn{'s' if t.turns != 1 else ''}, "
+            f"{t.input_tokens:,} input + {t.output_tokens:,} output tokens, "
+            f"${t.cost_usd:.4f}, {t.duration_ms / 1000:.1f} s of model time."
+        )
+        await self.log_widget.add(Notice(text))
+
+    async def command_resume(self, _argument: str) -> None:
+        if self.streaming:
+            await self.log_widget.add(Notice("Wait for the reply (or Esc) before resuming."))
+            return
+        self.pick_session()
+
+    @work(group="resume", exclusive=True, exit_on_error=False)
+    async def pick_session(self) -> None:
+        sessions = await self.runtime.list_sessions()
+        if not sessions:
+            await self.log_widget.add(Notice("No earlier conversations in this directory."))
+            return
+        chosen = await self.app.push_screen_wait(ResumeScreen(sessions))
+        if chosen is None:
+            return
+        await self.runtime.resume(chosen.session_id)
+        await self.log_widget.add(
+            Notice(Content("Resuming: ") + plain_line(session_title(chosen), 120))
+        )
+
+    async def command_clear(self, _argument: str) -> None:
+        await self.log_widget.clear()
+
+    async def command_quit(self, _argument: str) -> None:
+        self.app.exit(0)
+
+    # --- cards -------------------------------------------------------------------------------
+
+    @on(SearchResults.ToolChosen)
+    def open_chosen(self, event: SearchResults.ToolChosen) -> None:
+        self.open_card(event.tool)
+
+    def open_card(self, tool: ToolInfo) -> None:
+        pinned = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
+        self.app.push_screen(
+            ToolCardScreen(
+                tool, pinned=pinned, available=self._available(tool), toggle_pin=self.toggle_pin
+            )
+        )
+
+    def toggle_pin(self, tool: ToolInfo) -> bool:
+        if any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned()):
+            self.runtime.unpin(tool)
+            pinned = False
+        else:
+            self.runtime.pin(tool)
+            pinned = True
+        self.show_status()
+        return pinned

@@ -1,0 +1,108 @@
+"""Turns the agent's event stream into blocks in the chat log.
+
+One ``Transcript`` per turn: text deltas stream into the current assistant message, a tool
+call closes it and gets its own block, the result fills that block in, and text after the
+tool call starts a new message. Each piece of text is shown exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+
+from bassi.core.events import (
+    AgentError,
+    AgentEvent,
+    Retrying,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from bassi.ui.safe import plain
+from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.messages import AssistantMessage, Notice
+from bassi.ui.widgets.tool_call import ToolCallBlock
+
+
+@dataclass
+class SessionTotals:
+    """What ``/cost`` and the status bar report for this session."""
+
+    turns: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, turn: TurnFinished) -> None:
+        self.turns += 1
+        self.cost_usd += turn.cost_usd or 0.0
+        self.input_tokens += turn.input_tokens
+        self.output_tokens += turn.output_tokens
+        self.duration_ms += turn.duration_ms
+
+
+class Transcript:
+    def __init__(self, log: ChatLog, totals: SessionTotals) -> None:
+        self.log = log
+        self.totals = totals
+        self._message: AssistantMessage | None = None
+        self._calls: dict[str, ToolCallBlock] = {}
+        self.failed = False
+
+    async def show(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            if self._message is None:
+                self._message = AssistantMessage()
+                await self.log.add(self._message)
+            await self._message.write(event.text)
+        elif isinstance(event, ToolCallStarted):
+            await self.close_message()
+            block = ToolCallBlock(
+                event.id, event.tool or event.qualified_name, event.server, event.arguments
+            )
+            self._calls[event.id] = block
+            await self.log.add(block)
+        elif isinstance(event, ToolCallFinished):
+            call = self._calls.get(event.id)
+            if call is not None:
+                call.finish(event.text, event.is_error)
+        elif isinstance(event, TurnFinished):
+            await self.close_message()
+            self.totals.add(event)
+        elif isinstance(event, Retrying):
+            await self.close_message()
+            status = f"HTTP {event.error_status}: " if event.error_status else ""
+            await self.log.add(
+                Notice(
+                    plain(
+                        f"The model API failed ({status}{event.error}); retrying in "
+                        f"{event.delay_ms / 1000:.1f} s (attempt {event.attempt} of "
+                        f"{event.max_retries})."
+                    ),
+                    "warning",
+                )
+            )
+        elif isinstance(event, AgentError):
+            await self.close_message()
+            self.failed = True
+            await self.log.add(error_notice(event.message, event.hint))
+
+    async def close_message(self) -> None:
+        if self._message is not None:
+            await self._message.finish()
+            self._message = None
+
+
+def error_notice(message: str, hint: str | None) -> Notice:
+    """An error as the user should read it: what happened, then how to fix it."""
+    body = plain(message)
+    if hint:
+        body = body + Content("\n") + plain(hint, "$text")
+    return Notice(body, "error")

@@ -1,0 +1,304 @@
+"""The whole app over a real runtime: real in-process and stdio servers, the real index and
+state files. No API key here: everything in this file works without a model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from bassi.ui.app import BassiApp
+from bassi.ui.screens.tool_card import ToolCardScreen
+from bassi.ui.widgets.catalog import CatalogView
+from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.prompt import CompletionHint, PromptInput
+from bassi.ui.widgets.search_results import SearchResults
+from bassi.ui.widgets.tool_card import ToolCard
+from tests.ui.conftest import AppFactory, notes_entry, write_servers
+from tests.ui.helpers import screen_text, styles_of, submit, wait_for
+
+BIG = (120, 120)
+"""A terminal tall enough that the whole log of a test is on screen at once."""
+HOSTILE_SERVER = Path(__file__).parent / "servers" / "hostile_server.py"
+
+
+async def settled(pilot, app: BassiApp) -> None:  # type: ignore[no-untyped-def]
+    """Until every server has connected or failed (the app itself never waits for this)."""
+    await wait_for(pilot, lambda: app.runtime.catalog.registry.servers(), what="servers")
+    await app.runtime.catalog.wait_ready(20)
+    await pilot.pause()
+
+
+def pins(project: Path) -> list[str]:
+    state = project / ".bassi" / "state.json"
+    return json.loads(state.read_text())["pins"] if state.exists() else []
+
+
+async def test_catalog_shows_at_once_slow_server_fills_in_failed_shows_reason(
+    project: Path, make_app: AppFactory
+) -> None:
+    gate = project / "notes-may-start"
+    write_servers(
+        project,
+        {
+            "notes": notes_entry("--gate", str(gate)),
+            "broken": {"command": "bassi-test-no-such-command", "args": ["--serve"]},
+        },
+    )
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        registry = app.runtime.catalog.registry
+        await wait_for(pilot, lambda: "broken" in screen_text(app), what="catalog")
+        text = screen_text(app)
+        assert text.index("scratch") < text.index("notes") < text.index("broken")
+        assert "in-process" in text
+        assert "python notes_server.py --gate" in text
+        notes_line = next(line for line in text.splitlines() if " notes " in line)
+        assert "connecting" in notes_line
+
+        await wait_for(pilot, lambda: "command not found" in screen_text(app), what="failure")
+        text = screen_text(app)
+        assert "failed" in text
+        assert "command not found: bassi-test-no-such-command" in text
+        assert "add_note" not in text
+
+        gate.touch()
+        await wait_for(pilot, lambda: registry.server("notes").available, what="notes up")
+        await pilot.pause()
+        text = screen_text(app)
+        notes_line = next(line for line in text.splitlines() if " notes " in line)
+        assert "4 tools" in notes_line and "connecting" not in notes_line
+        assert "add_note, list_notes, search_notes, delete_note" in text
+        assert "6 tools available on 3 servers · 2 connected · 1 failed" in text
+
+
+async def test_tools_shows_the_catalog_again_current(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tools")
+        assert len(app.screen.query(CatalogView)) == 2
+        assert screen_text(app).count("6 tools available on 3 servers") == 2
+
+
+async def test_help_lists_every_command_and_key(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "/help")
+        text = screen_text(app)
+        for usage in ("/tools search <query>", "/tool <name>", "/tool unpin <name>", "/resume"):
+            assert usage in text
+        assert "ctrl+p" in text
+
+
+async def test_command_errors_are_explained_in_the_log(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tols")
+        await submit(pilot, "/tool")
+        await submit(pilot, "/tool no_such_tool_at_all")
+        await submit(pilot, "/tool add_nte")
+        await submit(pilot, "/tool unpin list_notes")
+        text = screen_text(app)
+        assert "Unknown command /tols. Did you mean /tools" in text
+        assert "/tool needs an argument: /tool <name>" in text
+        assert "No tool named 'no_such_tool_at_all'" in text
+        assert "No tool named 'add_nte'. Closest:" in text
+        assert "/tool notes/add_note" in text
+        assert "notes/list_notes is not pinned" in text
+        assert app.is_running
+
+
+async def test_search_table_row_opens_card_and_card_pins(
+    project: Path, make_app: AppFactory
+) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tools search add a note")
+        table = app.screen.query_one(SearchResults)
+        assert table.hits[0].tool.ref == "notes/add_note"
+        assert table.has_focus
+        text = screen_text(app)
+        assert "notes/add_note" not in text  # the table shows tool and server in columns
+        assert "add_note" in text and "Add a note to the note book." in text
+
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ToolCardScreen), what="card")
+        card = app.screen.query_one(ToolCard)
+        assert card.tool.ref == "notes/add_note"
+        text = screen_text(app)
+        assert "mcp__notes__add_note" in text
+        assert "not pinned" in text
+        assert "text" in text and "string" in text and '"general"' in text
+
+        await pilot.press("p")
+        assert "pinned: the agent may use it" in screen_text(app)
+        assert pins(project) == ["mcp__notes__add_note"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ToolCardScreen)
+
+
+async def test_empty_search_says_so_and_suggests_a_broader_query(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tools search zzqqxx")
+        text = screen_text(app)
+        assert "No tools match 'zzqqxx'. Try a broader query: fewer words" in text
+        assert "/tools lists every tool" in text
+        assert not app.screen.query(SearchResults)
+
+
+async def test_tool_pins_and_unpin_persist_across_restarts(
+    project: Path, make_app: AppFactory
+) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tool search_notes")
+        card = app.screen.query_one(ToolCard)
+        assert card.tool.ref == "notes/search_notes" and card.pinned
+        assert "pinned: the agent may use it" in screen_text(app)
+        await submit(pilot, "/tool mcp__scratch__scratch_read")
+    assert pins(project) == ["mcp__notes__search_notes", "mcp__scratch__scratch_read"]
+
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tools pinned")
+        text = screen_text(app)
+        assert "Pinned tools (2)" in text
+        assert "notes/search_notes" in text and "scratch/scratch_read" in text
+        await submit(pilot, "/tool unpin notes/search_notes")
+        assert "Unpinned notes/search_notes." in screen_text(app)
+
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "/tools pinned")
+        text = screen_text(app)
+        assert "Pinned tools (1)" in text
+        assert "search_notes" not in text.split("Pinned tools (1)")[1]
+
+
+async def test_ambiguous_name_lists_the_candidates(project: Path, make_app: AppFactory) -> None:
+    write_servers(project, {"notes": notes_entry(), "notes2": notes_entry()})
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await submit(pilot, "/tool add_note")
+        text = screen_text(app)
+        assert "'add_note' matches several tools; say which one:" in text
+        assert "/tool notes/add_note" in text and "/tool notes2/add_note" in text
+        assert pins(project) == []
+
+
+async def test_history_persists_across_restarts(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "/cost")
+        await submit(pilot, "/tools pinned")
+
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        prompt = app.screen.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press("up")
+        assert prompt.value == "/tools pinned"
+        await pilot.press("up")
+        assert prompt.value == "/cost"
+        await pilot.press("down", "down")
+        assert prompt.value == ""
+
+
+async def test_autocomplete_offers_commands_and_tool_names(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"/tools")
+        hint = app.screen.query_one(CompletionHint)
+        assert hint.display
+        assert "/tools search" in screen_text(app) and "/tools pinned" in screen_text(app)
+        await pilot.press(*" s", "tab")
+        assert prompt.value == "/tools search "
+        prompt.value = ""
+        await pilot.press(*"/tool sea", "tab")
+        assert prompt.value == "/tool search_notes"
+        await pilot.press("enter")
+        assert app.screen.query_one(ToolCard).tool.ref == "notes/search_notes"
+        assert not hint.display
+
+
+async def test_palette_searches_tools_and_opens_the_card(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"delete a note")
+        await wait_for(pilot, lambda: "notes/delete_note" in screen_text(app), what="palette hit")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ToolCardScreen), what="card")
+        assert app.screen.query_one(ToolCard).tool.ref == "notes/delete_note"
+
+
+async def test_cost_clear_and_quit(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "/cost")
+        assert "This session: 0 turns, 0 input + 0 output tokens, $0.0000" in screen_text(app)
+        await submit(pilot, "/clear")
+        assert not app.screen.query_one(ChatLog).children
+        await submit(pilot, "/quit")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_without_api_key_a_message_gets_a_how_to_fix(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "hello there")
+        await wait_for(pilot, lambda: "ANTHROPIC_API_KEY" in screen_text(app), what="hint")
+        assert "hello there" in screen_text(app)
+        await submit(pilot, "/tools search note")
+        assert app.screen.query(SearchResults)
+
+
+async def test_hostile_server_is_shown_inert(project: Path, make_app: AppFactory) -> None:
+    write_servers(project, {"hostile": {"command": sys.executable, "args": [str(HOSTILE_SERVER)]}})
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        assert "markup, escapes, huge" in screen_text(app)  # the catalog
+
+        await submit(pilot, "/tool hostile/markup")
+        text = screen_text(app)
+        assert (
+            "[bold red]Click[/bold red] [@click=app.quit]here[/] [link=http://x]now[/link]" in text
+        )
+        assert "q[red]" in text and "red [blink]x[/blink]" in text
+        for style in styles_of(app, "Click"):
+            assert style.color is None or style.color.name != "red"
+            assert style.meta.get("@click") is None
+        await pilot.click(
+            offset=(
+                30,
+                text.splitlines().index(
+                    next(line for line in text.splitlines() if "[@click=app.quit]here" in line)
+                ),
+            )
+        )
+        assert app.is_running
+
+        await submit(pilot, "/tool escapes")
+        text = screen_text(app)
+        assert "Clears the screen and rings the bell" in text
+        assert "\x1b" not in text and "\x07" not in text
+
+        await submit(pilot, "/clear")
+        await submit(pilot, "/tool huge")
+        text = screen_text(app)
+        assert "more characters]" in text  # the megabyte is cut, and says so
+        assert text.count("blah") < 1_000

@@ -1,0 +1,192 @@
+"""Chatting through the app: the real bundled CLI against the scripted model, real servers.
+
+These start the CLI, so each takes a few seconds; they cover what only a real turn shows:
+streamed Markdown, tool-call blocks with results, approval, interrupt, resume, continue.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownFence
+
+from bassi.core.settings import ToolsMode
+from bassi.ui.app import BassiApp
+from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.chat import ChatScreen
+from bassi.ui.screens.resume import ResumeScreen
+from bassi.ui.widgets.messages import AssistantMessage
+from bassi.ui.widgets.status_bar import StatusBar
+from bassi.ui.widgets.tool_call import ToolCallBlock
+from tests.scripted_model import ScriptedModel, Text, reply, text, tool_call
+from tests.ui.conftest import AppFactory, python_first
+from tests.ui.helpers import screen_text, submit, wait_for
+
+BIG = (120, 100)
+ANSWER = "Here is **bold** advice and code:\n\n```python\nprint('hi')\n```\n"
+
+
+@pytest.fixture
+def chat_env(agent_env: Mapping[str, str]) -> dict[str, str]:
+    return python_first(agent_env)
+
+
+def chat(app: BassiApp) -> ChatScreen:
+    screen = app.screen_stack[0]
+    assert isinstance(screen, ChatScreen)
+    return screen
+
+
+async def turn_done(pilot: Pilot[object], app: BassiApp, last_words: str) -> None:
+    """Until the reply ending with ``last_words`` is shown and the turn is over."""
+
+    def done() -> bool:
+        return last_words in screen_text(app) and not chat(app).streaming
+
+    await wait_for(pilot, done, 60, repr(last_words))
+    await pilot.pause()
+
+
+async def test_reply_streams_as_markdown_and_tool_call_shows_its_result(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(
+        reply(Text(ANSWER, chunks=6), tool_call("mcp__notes__add_note", {"text": "buy milk"})),
+        text("Added it to your notes."),
+    )
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "/tool notes/add_note")  # pinned: runs without asking
+        await submit(pilot, "remember to buy milk")
+        await turn_done(pilot, app, "Added it to your notes.")
+
+        messages = list(app.screen.query(AssistantMessage))
+        assert len(messages) == 2  # before and after the tool call
+        assert "Here is **bold** advice" in messages[0].source
+        fence = messages[0].query_one(MarkdownFence)
+        assert "print('hi')" in fence.code
+        text_on_screen = screen_text(app)
+        assert "Here is bold advice and code:" in text_on_screen  # rendered, not raw
+        assert text_on_screen.count("Here is bold advice") == 1  # shown once, not re-printed
+        assert text_on_screen.count("Added it to your notes.") == 1
+
+        block = app.screen.query_one(ToolCallBlock)
+        assert (block.tool, block.server) == ("add_note", "notes")
+        assert not block.is_error
+        assert 'text="buy milk"' in text_on_screen
+        assert "added note 1 [general]" in text_on_screen
+        log_children = list(app.screen.query_one("#chat-log").children)
+        assert log_children.index(messages[0]) < log_children.index(block)
+        assert log_children.index(block) < log_children.index(messages[1])
+
+        bar = app.screen.query_one(StatusBar)
+        assert bar.session_tokens > 0
+        await submit(pilot, "/cost")
+        assert "This session: 1 turn," in screen_text(app)
+    assert isinstance(messages[0], Markdown)
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_escape_or_ctrl_c_interrupts_a_streaming_reply(
+    key: str, scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(
+        text("word " * 40, chunks=40, delay=0.25),
+        text("Fresh start."),
+    )
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "tell me a long story")
+        await wait_for(pilot, lambda: "word word" in screen_text(app), 60, "the reply")
+        assert "esc" in screen_text(app).splitlines()[-1].lower()  # the footer offers it
+        pressed = time.monotonic()
+        await pilot.press(key)
+        await wait_for(pilot, lambda: not chat(app).streaming, 5, "the turn to stop")
+        assert time.monotonic() - pressed < 3
+        assert "Interrupted." in screen_text(app)
+        shown = screen_text(app).count("word")
+        assert shown < 40
+
+        await submit(pilot, "something else")
+        await turn_done(pilot, app, "Fresh start.")
+
+
+async def test_approval_modal_deny_allow_once_and_always(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    """In progressive mode a tool the agent loaded itself needs the user's yes, asked in the
+    modal, which shows the server, how it runs, and the arguments."""
+    load = tool_call("mcp__bassi__tool_load", {"names": ["notes/search_notes"]})
+    call = tool_call("mcp__notes__search_notes", {"word": "milk"})
+    scripted_model.script(
+        reply(load), reply(call), text("You said no."),
+        reply(call), text("Ran once."),
+        reply(call), text("Always from now on."),
+        reply(call), text("No question this time."),
+    )  # fmt: skip
+    app = make_app(env=chat_env, tools_mode=ToolsMode.PROGRESSIVE)
+    async with app.run_test(size=BIG) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        for message, key, answer in (
+            ("one", "d", "You said no."),
+            ("two", "a", "Ran once."),
+            ("three", "t", "Always from now on."),
+        ):
+            await submit(pilot, message)
+            await wait_for(pilot, lambda: "The agent wants" in screen_text(app), 60, "modal")
+            assert isinstance(app.screen, ApprovalScreen)
+            text_on_screen = screen_text(app)
+            assert "The agent wants to run search_notes on server notes" in text_on_screen
+            assert "python notes_server.py" in text_on_screen
+            assert 'word="milk"' in text_on_screen
+            await pilot.press(key)
+            await turn_done(pilot, app, answer)
+
+        blocks = [b for b in app.screen.query(ToolCallBlock) if b.tool == "search_notes"]
+        assert [b.is_error for b in blocks] == [True, False, False]
+        assert "declined" in (blocks[0].result or "")
+        assert "nothing found" in (blocks[1].result or "")
+        assert app.runtime.state.pins == ["mcp__notes__search_notes"]
+
+        await submit(pilot, "four")
+        await turn_done(pilot, app, "No question this time.")
+        assert len([b for b in app.screen.query(ToolCallBlock) if b.tool == "search_notes"]) == 4
+
+
+async def test_resume_picker_and_continue_flag(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(
+        text("Noted: swordfish."),
+        text("Back in the old conversation."),
+        text("Continued."),
+    )
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "remember swordfish")
+        await turn_done(pilot, app, "Noted: swordfish.")
+
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "/resume")
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), 20, "picker")
+        assert "remember swordfish" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Resuming: remember swordfish" in screen_text(app))
+        await submit(pilot, "what was it?")
+        await turn_done(pilot, app, "Back in the old conversation.")
+    history = scripted_model.turn_requests[1].messages
+    assert any("Noted: swordfish." in str(m["content"]) for m in history)
+
+    app = make_app(env=chat_env, continue_session=True)
+    async with app.run_test(size=BIG) as pilot:
+        await wait_for(pilot, lambda: "Continuing the last conversation" in screen_text(app))
+        await submit(pilot, "and now?")
+        await turn_done(pilot, app, "Continued.")
+    history = scripted_model.turn_requests[2].messages
+    assert any("Back in the old conversation." in str(m["content"]) for m in history)
