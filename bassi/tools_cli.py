@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -24,6 +24,7 @@ from rich.text import Text
 
 from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import ConfigProblem, Severity
+from bassi.core.parameters import parameters
 from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
 from bassi.core.search import SearchHit
@@ -214,13 +215,19 @@ def _card(tool: ToolInfo, entry: ServerEntry) -> RenderableType:
     description = clean(tool.description, max_chars=_MAX_DESCRIPTION).strip()
     parts.append(Text(description or "(no description)"))
     parts.append(Text(""))
-    rows = parameter_rows(tool.input_schema)
+    rows = parameters(tool)
     if rows:
-        table = Table(title=None, show_edge=False, header_style="bold", expand=False)
+        table = Table(show_edge=False, header_style="bold")
         for column in ("name", "type", "required", "default", "description"):
             table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
+        for p in rows:
+            table.add_row(
+                Text(clean(p.name)),
+                Text(one_line(p.type, 60)),
+                "yes" if p.required else "no",
+                Text(one_line(p.default, 60)),
+                Text(clean(p.description, max_chars=500).strip()),
+            )
         parts.append(Text("Parameters", style="bold"))
         parts.append(table)
     else:
@@ -233,53 +240,6 @@ def _card(tool: ToolInfo, entry: ServerEntry) -> RenderableType:
         parts.append(Text(""))
         parts.append(Text.assemble(("Annotations: ", "bold"), one_line(hints, 400)))
     return Group(*parts)
-
-
-def parameter_rows(schema: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """One row per top-level property: name, type, required, default, description; each
-    cell cleaned for display."""
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return []
-    required = schema.get("required")
-    required_names = set(required) if isinstance(required, list) else set()
-    rows = []
-    for name, spec in properties.items():
-        spec = spec if isinstance(spec, Mapping) else {}
-        default = (
-            one_line(json.dumps(spec["default"], ensure_ascii=False), 60)
-            if "default" in spec
-            else ""
-        )
-        rows.append(
-            (
-                clean(str(name)),
-                one_line(_type_of(spec), 60),
-                "yes" if name in required_names else "no",
-                default,
-                clean(str(spec.get("description") or ""), max_chars=500).strip(),
-            )
-        )
-    return rows
-
-
-def _type_of(spec: Mapping[str, Any]) -> str:
-    if "enum" in spec and isinstance(spec["enum"], list):
-        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in spec["enum"])
-    if "const" in spec:
-        return f"= {json.dumps(spec['const'], ensure_ascii=False)}"
-    kind = spec.get("type")
-    if isinstance(kind, list):
-        return " | ".join(str(k) for k in kind)
-    if kind == "array" and isinstance(spec.get("items"), Mapping):
-        return f"array of {_type_of(spec['items'])}"
-    if isinstance(kind, str):
-        return kind
-    for combinator in ("anyOf", "oneOf"):
-        options = spec.get(combinator)
-        if isinstance(options, list):
-            return " | ".join(_type_of(o) for o in options if isinstance(o, Mapping))
-    return "any"
 
 
 # JSON
