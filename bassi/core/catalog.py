@@ -77,8 +77,9 @@ class Catalog:
             raise RuntimeError("the catalog was already started")
         self._started = True
         for name, factory in self._shipped.items():
-            self.registry.add_server(name, Origin.IN_PROCESS, target="in-process")
-            self._connect(InProcessServer(name, partial(factory, self.settings.project_dir)))
+            spec = InProcessServer(name, partial(factory, self.settings.project_dir))
+            self.registry.add_server(name, Origin.IN_PROCESS, target=spec.target)
+            self._connect(spec)
         for name, config in self._external.items():
             self.registry.add_server(
                 name,

@@ -56,10 +56,6 @@ class ServerProcess:
         """The last lines on stdout that were not JSON-RPC."""
 
     @property
-    def pid(self) -> int:
-        return self._process.pid
-
-    @property
     def returncode(self) -> int | None:
         return self._process.returncode
 
