@@ -119,7 +119,8 @@ def _server_block(entry: ServerEntry) -> RenderableType:
         grid.add_column()
         style = "" if entry.available else "dim"
         for tool in entry.tools:
-            grid.add_row(Text(clean(tool.name), style=style), Text(one_line(tool.description)))
+            name = Text(one_line(tool.name, 80), style=style)
+            grid.add_row(name, Text(one_line(tool.description)))
         parts.append(_indented(grid))
     return Group(*parts, Text(""))
 
