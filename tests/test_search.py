@@ -237,3 +237,29 @@ def test_corrupt_disk_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
     assert len(idx) == sum(len(t) for t in CATALOG.values())
     assert refs(idx.search("create_issue"))[0] == "github/create_issue"
     assert ToolIndex(tmp_path).search("anything") == []
+
+
+def test_a_bare_topic_prefers_the_tool_that_changes_nothing() -> None:
+    siblings = [
+        tool("mail", "create-mail-folder", "Create a new mail folder in the mailbox"),
+        tool("mail", "update-mail-folder", "Update the mail folder's name"),
+        tool("mail", "list-mail-folders", "Get the mail folder collection of the mailbox"),
+        tool("mail", "delete-mail-folder", "Delete the mail folder"),
+    ]
+    idx = ToolIndex()
+    idx.update_server("mail", siblings)
+    assert refs(idx.search("mail folders"))[0] == "mail/list-mail-folders"
+    assert refs(idx.search("what mail folders do I have"))[0] == "mail/list-mail-folders"
+    assert refs(idx.search("get rid of the mail folder"))[0] == "mail/delete-mail-folder"
+    assert refs(idx.search("rename a mail folder"))[0] == "mail/update-mail-folder"
+
+
+def test_a_noun_in_the_query_is_not_read_as_the_action() -> None:
+    siblings = [
+        tool("todo", "create-todo-task-list", "Create a new to do task list"),
+        tool("todo", "list-todo-tasks", "List the tasks in a to do list"),
+    ]
+    idx = ToolIndex()
+    idx.update_server("todo", siblings)
+    assert refs(idx.search("what's still open on my to-do list"))[0] == "todo/list-todo-tasks"
+    assert refs(idx.search("new to-do list for groceries"))[0] == "todo/create-todo-task-list"

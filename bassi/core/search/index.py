@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bassi.core.registry import Registry
+from bassi.core.search.actions import action_factors, query_action, tool_actions
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
@@ -69,6 +70,7 @@ class ToolIndex:
         self._servers: dict[str, _Server] = {}
         self._tools: list[ToolInfo] = []
         self._servers_of: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._actions: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self._server_ids: dict[str, int] = {}
         self._names: dict[str, list[int]] = {}
         self._postings = Postings([])
@@ -148,6 +150,7 @@ class ToolIndex:
         self._servers_of = np.repeat(
             np.arange(len(servers), dtype=np.int32), [len(s.tools) for _, s in servers]
         )
+        self._actions = tool_actions([t.name for t in self._tools])
         names: dict[str, list[int]] = {}
         for i, tool in enumerate(self._tools):
             names.setdefault(tool.name.lower(), []).append(i)
@@ -172,7 +175,9 @@ class ToolIndex:
             if vector is not None:
                 lexical += vector
                 matched.append((concept.surfaces, vector))
-        scores = self._fuse(lexical, parsed.text)
+        scores = self._fuse(lexical, parsed.text) * action_factors(
+            query_action(parsed.text), self._actions
+        )
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):
                 scores[i] += _EXACT_BONUS

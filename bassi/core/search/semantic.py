@@ -33,6 +33,11 @@ class TokenVectors:
         self._word_cache: dict[str, tuple[int, ...]] = {}
         self.dimensions = int(vectors.shape[1])
 
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (lowercase) is a whole word of the model's vocabulary: a real
+        word, so not a typo to correct even when no tool uses it ("contract")."""
+        return word in self._ids
+
     def _pieces(self, word: str) -> tuple[int, ...]:
         """Greedy longest-match WordPiece, as BERT's tokenizer does."""
         found = self._word_cache.get(word)
