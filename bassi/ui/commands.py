@@ -69,6 +69,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("tab / right", "accept the completion shown in grey"),
     ("esc, ctrl+c", "interrupt the reply while it streams"),
     ("ctrl+p", "command palette: search tools, open their cards"),
+    ("page up / down", "scroll the log (scrolled up, it stops following new output)"),
     ("tab", "move focus into the log; enter expands a focused catalog group or tool result"),
     ("ctrl+q", "quit"),
 )

@@ -76,6 +76,8 @@ class Transcript:
         elif isinstance(event, TurnFinished):
             await self.close_message()
             self.totals.add(event)
+            if event.interrupted:
+                await self.log.add(Notice("Interrupted.", "warning"))
         elif isinstance(event, Retrying):
             await self.close_message()
             status = f"HTTP {event.error_status}: " if event.error_status else ""

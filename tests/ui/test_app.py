@@ -302,3 +302,47 @@ async def test_hostile_server_is_shown_inert(project: Path, make_app: AppFactory
         text = screen_text(app)
         assert "more characters]" in text  # the megabyte is cut, and says so
         assert text.count("blah") < 1_000
+
+
+async def test_log_follows_new_output_unless_scrolled_up(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(8):
+            await submit(pilot, "/help")
+        log = app.screen.query_one(ChatLog)
+        assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y
+
+        await pilot.press("pageup")
+        scrolled_to = log.scroll_y
+        assert scrolled_to < log.max_scroll_y
+        await submit(pilot, "/cost")
+        assert log.scroll_y == scrolled_to
+        assert "This session:" not in screen_text(app)
+
+        while log.scroll_y < log.max_scroll_y:
+            await pilot.press("pagedown")
+        await submit(pilot, "/cost")
+        await pilot.pause()
+        assert log.scroll_y == log.max_scroll_y
+        assert screen_text(app).count("This session:") >= 1
+
+
+async def test_config_problems_show_as_warnings_and_the_rest_loads(
+    project: Path, make_app: AppFactory
+) -> None:
+    write_servers(project, {"notes": notes_entry(), "nocommand": {"args": ["x"]}})
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await settled(pilot, app)
+        text = screen_text(app)
+        problem = next(line for line in text.splitlines() if "⚠" in line)
+        assert "nocommand" in problem
+        assert "4 tools" in text  # notes still loaded
+
+
+def test_every_slash_command_has_a_handler_on_the_chat_screen() -> None:
+    from bassi.ui.commands import COMMANDS
+    from bassi.ui.screens.chat import ChatScreen
+
+    for command in COMMANDS:
+        assert callable(getattr(ChatScreen, command.handler, None)), command.text

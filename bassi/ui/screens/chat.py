@@ -8,6 +8,7 @@ widgets. Agent turns run in an exclusive worker so the interface never waits on 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -46,6 +47,8 @@ class ChatScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
     ]
 
     streaming: reactive[bool] = reactive(False, bindings=True)
@@ -73,7 +76,6 @@ class ChatScreen(Screen[None]):
     async def on_mount(self) -> None:
         registry = self.runtime.catalog.registry
         self._unsubscribe = registry.subscribe(self._registry_changed)
-        self.query_one(CompletionHint).display = False
         self.runtime.approval_handler = self.ask_approval
         for warning in self.runtime.warnings:
             await self.log_widget.add(Notice(plain(warning), "warning"))
@@ -165,12 +167,26 @@ class ChatScreen(Screen[None]):
             async for event in self.runtime.send(text):
                 await transcript.show(event)
                 self.show_status()
+        except asyncio.CancelledError:
+            await self.log_widget.add(
+                Notice("Interrupted (the agent did not stop in time).", "warning")
+            )
+            raise
         except Exception as exc:
             await self.log_widget.add(error_notice(f"The turn failed: {exc}", None))
         finally:
             await transcript.close_message()
             self.streaming = False
             self.show_status()
+
+    def action_scroll_log(self, direction: int) -> None:
+        """Page through the log while the input keeps focus. Scrolling up stops following
+        new output; reaching the end again resumes it."""
+        log = self.log_widget
+        if direction < 0:
+            log.scroll_page_up(animate=False)
+        else:
+            log.scroll_page_down(animate=False)
 
     def watch_streaming(self, streaming: bool) -> None:
         self.query_one(StatusBar).streaming = streaming
@@ -181,19 +197,20 @@ class ChatScreen(Screen[None]):
             return self.streaming
         return True
 
-    async def action_interrupt(self) -> None:
-        await self.log_widget.add(Notice("Interrupted.", "warning"))
+    def action_interrupt(self) -> None:
         self.interrupt()
 
-    @work(group="interrupt", exit_on_error=False)
+    @work(group="interrupt", exclusive=True, exit_on_error=False)
     async def interrupt(self) -> None:
-        turn = [w for w in self.workers if w.group == "turn" and w.is_running]
-        try:
+        """Ask the agent to stop (the turn then ends with "Interrupted."); a turn that has not
+        ended after the grace period is cancelled, so the input is never stuck behind it."""
+        turns = [w for w in self.workers if w.group == "turn" and w.is_running]
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self.runtime.interrupt(), INTERRUPT_GRACE_S)
-            for worker in turn:
+        for worker in turns:
+            try:
                 await asyncio.wait_for(worker.wait(), INTERRUPT_GRACE_S)
-        except (TimeoutError, Exception):
-            for worker in turn:
+            except Exception:
                 worker.cancel()
 
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -336,6 +353,9 @@ class ChatScreen(Screen[None]):
         )
 
     async def command_clear(self, _argument: str) -> None:
+        if self.streaming:
+            await self.log_widget.add(Notice("Wait for the reply (or Esc) before clearing."))
+            return
         await self.log_widget.clear()
 
     async def command_quit(self, _argument: str) -> None:
