@@ -241,14 +241,14 @@ def test_corrupt_disk_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
 
 def test_a_bare_topic_prefers_the_tool_that_changes_nothing() -> None:
     siblings = [
-        tool("mail", "create-mail-folder", "Create a new mail folder in the mailbox"),
-        tool("mail", "update-mail-folder", "Update the mail folder's name"),
-        tool("mail", "list-mail-folders", "Get the mail folder collection of the mailbox"),
-        tool("mail", "delete-mail-folder", "Delete the mail folder"),
+        tool("mail", "create-mail-folder", "Create a mail folder in the mailbox"),
+        tool("mail", "update-mail-folder", "Update a mail folder in the mailbox"),
+        tool("mail", "delete-mail-folder", "Delete a mail folder in the mailbox"),
+        tool("mail", "list-mail-folders", "List the mail folders in the mailbox"),
     ]
     idx = ToolIndex()
     idx.update_server("mail", siblings)
-    assert refs(idx.search("mail folders"))[0] == "mail/list-mail-folders"
+    assert refs(idx.search("mail folder"))[0] == "mail/list-mail-folders"
     assert refs(idx.search("what mail folders do I have"))[0] == "mail/list-mail-folders"
     assert refs(idx.search("get rid of the mail folder"))[0] == "mail/delete-mail-folder"
     assert refs(idx.search("rename a mail folder"))[0] == "mail/update-mail-folder"
@@ -256,10 +256,28 @@ def test_a_bare_topic_prefers_the_tool_that_changes_nothing() -> None:
 
 def test_a_noun_in_the_query_is_not_read_as_the_action() -> None:
     siblings = [
-        tool("todo", "create-todo-task-list", "Create a new to do task list"),
-        tool("todo", "list-todo-tasks", "List the tasks in a to do list"),
+        tool("todo", "create-todo-task-list", "Create a to do list, open for tasks"),
+        tool("todo", "list-todo-tasks", "List the tasks of a to do list"),
     ]
     idx = ToolIndex()
     idx.update_server("todo", siblings)
     assert refs(idx.search("what's still open on my to-do list"))[0] == "todo/list-todo-tasks"
     assert refs(idx.search("new to-do list for groceries"))[0] == "todo/create-todo-task-list"
+
+
+def test_pasted_urls_addresses_and_paths_find_tools_for_that_kind_of_thing() -> None:
+    idx = ToolIndex()
+    idx.update_server(
+        "mixed",
+        [
+            tool("mixed", "fetch", "Fetches a URL from the internet", url="URL to fetch"),
+            tool("mixed", "python-docs", "Search the Python docs for a topic"),
+            tool("mixed", "send-mail", "Send a message", to="Recipient email address"),
+            tool("mixed", "contoso-teams", "List the teams at contoso"),
+            tool("mixed", "read_file", "Read a file from the disk", path="Path of the file"),
+            tool("mixed", "tmp-project", "Create a project in tmp storage"),
+        ],
+    )
+    assert refs(idx.search("get https://docs.python.org/3/"))[0] == "mixed/fetch"
+    assert refs(idx.search("send it to team@contoso.com"))[0] == "mixed/send-mail"
+    assert refs(idx.search("show /tmp/project/notes.txt"))[0] == "mixed/read_file"

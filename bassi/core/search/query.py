@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bassi.core.search.entities import replace_entities
 from bassi.core.search.vocabulary import Concept, Vocabulary
 from bassi.core.tools import split_qualified
 
@@ -22,7 +23,7 @@ _SERVER = re.compile(r"(?i)(?:^|\s)server:(\S*)")
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
     text: str
-    """The query without its filters."""
+    """The query without its filters, pasted things (URLs, paths...) replaced by their kind."""
     server: str | None
     concepts: tuple[Concept, ...]
     name_forms: tuple[str, ...]
@@ -35,8 +36,9 @@ def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQu
     for match in _SERVER.finditer(text):
         server = match.group(1).strip("\"'").lower() or server
     text = _SERVER.sub(" ", text).strip()
-    concepts = vocabulary.concepts(text, synonym_weight)[:MAX_CONCEPTS]
-    return ParsedQuery(text, server, tuple(concepts), name_forms(text))
+    meant = replace_entities(text)
+    concepts = vocabulary.concepts(meant, synonym_weight)[:MAX_CONCEPTS]
+    return ParsedQuery(meant, server, tuple(concepts), name_forms(text))
 
 
 def name_forms(text: str) -> tuple[str, ...]:
