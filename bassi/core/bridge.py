@@ -42,12 +42,10 @@ Refusal = Callable[[str], str | None]
 
 class CallTracker:
     """Counts the calls in flight per server. Re-listing a server means toggling it off and
-    on in the CLI, which would cut a running call short, so bassi waits until the server is
-    idle; ``on_idle`` says when that happens."""
+    on in the CLI, which would cut a running call short, so a busy server is left alone."""
 
-    def __init__(self, on_idle: Callable[[str], None] = lambda _server: None) -> None:
+    def __init__(self) -> None:
         self._running: Counter[str] = Counter()
-        self.on_idle = on_idle
 
     def busy(self, server: str) -> bool:
         return self._running[server] > 0
@@ -59,8 +57,6 @@ class CallTracker:
             yield
         finally:
             self._running[server] -= 1
-            if not self._running[server]:
-                self.on_idle(server)
 
 
 def error_result(text: str) -> types.CallToolResult:

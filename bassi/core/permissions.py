@@ -167,3 +167,11 @@ def denied_message(name: str, reason: str) -> str:
         f"The tool {name} is not allowed here ({reason}), so it was not run. Do not retry "
         f"it; find another way with {SEARCH_TOOL}, or ask the user."
     )
+
+
+def unavailable_message(name: str, server: str, why: str) -> str:
+    """What the model reads when the tool's server is down: not its fault, nothing to load."""
+    return (
+        f"The server '{server}' is not available ({why}), so {name} was not run. Tell the "
+        "user; they can reconnect the server."
+    )

@@ -15,8 +15,6 @@ from bassi.core.safe_text import one_line
 from bassi.core.settings import ToolsMode
 
 TOPIC_WORDS = 6
-NAMES_LISTED = 3
-"""A server with this many tools or fewer is described by its tool names."""
 
 # Verbs and fillers say what a tool does to something, not what it is about.
 # fmt: off
@@ -43,9 +41,8 @@ ALL = "Every tool of these servers is loaded."
 
 
 def topics(entry: ServerEntry) -> str:
-    """What a server's tools are about, in a few words."""
-    if len(entry.tools) <= NAMES_LISTED:
-        return ", ".join(one_line(t.name, 60) for t in entry.tools)
+    """What a server's tools are about, in a few words: never the tool names themselves,
+    which the model would then try to call without loading them."""
     own = {w.lower() for w in _WORD.findall(entry.name)}
     counts: Counter[str] = Counter()
     for tool in entry.tools:
@@ -53,6 +50,8 @@ def topics(entry: ServerEntry) -> str:
         counts.update(w for w in words if w not in _GENERIC and w not in own and len(w) > 1)
     for word in [w for w in counts if w.endswith("s") and w[:-1] in counts]:
         counts[word[:-1]] += counts.pop(word)
+    if not counts and entry.tools:
+        return one_line(entry.tools[0].summary, 80)
     return ", ".join(word for word, _ in counts.most_common(TOPIC_WORDS))
 
 
@@ -67,12 +66,11 @@ def server_line(entry: ServerEntry) -> str:
     return f"{head}: {about}" if about else head
 
 
-def build_system_prompt(registry: Registry, mode: ToolsMode, extra: str = "") -> str:
+def build_system_prompt(registry: Registry, mode: ToolsMode) -> str:
+    """bassi's part of the prompt; the session adds the user's ``system_prompt_extra``."""
     servers = [e for e in registry.servers() if e.status is not ServerStatus.DISABLED]
     parts = [INTRO]
     if servers:
         parts.append("Tool servers:\n" + "\n".join(server_line(e) for e in servers))
     parts.append(PROGRESSIVE if mode is ToolsMode.PROGRESSIVE else ALL)
-    if extra.strip():
-        parts.append(extra.strip())
     return "\n\n".join(parts)

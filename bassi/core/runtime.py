@@ -1,0 +1,352 @@
+"""The one object the UI holds: catalog, permissions, exposure and the agent session, wired.
+
+The CLI's ``allowed_tools`` stays empty. It is fixed when the CLI connects, while bassi's
+allowed set changes all the time (pins, "always" answers, tools the agent loads), so every
+call goes through ``can_use_tool``, which reads the live state. The proxies check every call
+again (see ``bassi.core.bridge``), so no path runs a tool that is hidden or denied.
+
+What the model sees is re-listed whenever it changes: the Runtime compares what each server
+would list now with what the CLI listed last and toggles the servers that differ. Inside a
+meta-tool call that happens before the call returns, which is what makes a loaded tool
+callable in the same turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import SDKSessionInfo
+from claude_agent_sdk.types import (
+    McpSdkServerConfig,
+    McpServerConfig,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
+from mcp.server import Server
+
+from bassi.core.bridge import CallTracker, proxy_config
+from bassi.core.catalog import Catalog
+from bassi.core.events import AgentEvent
+from bassi.core.exposure import USER_CHOSEN, Exposure, ToolExposure
+from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS, MetaTools
+from bassi.core.permissions import (
+    PermissionRules,
+    Verdict,
+    denied_message,
+    hidden_message,
+    unavailable_message,
+)
+from bassi.core.prompt import build_system_prompt
+from bassi.core.registry import ToolNotFoundError
+from bassi.core.safe_text import one_line
+from bassi.core.search import SearchHit
+from bassi.core.session import AgentSession, recent_sessions
+from bassi.core.settings import Settings, ToolsMode
+from bassi.core.state import ProjectState
+from bassi.core.tools import ToolInfo, split_qualified
+
+logger = logging.getLogger(__name__)
+
+READY_GRACE = 5.0
+"""Seconds the first message waits for servers still connecting: long enough for a normal
+stdio start, so the first request already knows them; a slow one joins the session later."""
+
+ShippedServers = Mapping[str, Callable[[Path], Server[Any]]]
+
+
+class ApprovalDecision(StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALWAYS_TOOL = "always_tool"
+    """Pins the tool."""
+    ALWAYS_SERVER = "always_server"
+    """Allows every tool of the server, for good."""
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    tool: ToolInfo
+    arguments: dict[str, Any]
+
+
+ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+
+
+class Runtime:
+    def __init__(self, settings: Settings, *, shipped: ShippedServers | None = None) -> None:
+        self.settings = settings
+        self.catalog = Catalog(settings, shipped=shipped)
+        self.state = ProjectState.load(settings.state_dir)
+        self.rules = PermissionRules.load(settings)
+        self.approval_handler: ApprovalHandler | None = None
+        registry = self.catalog.registry
+        self._exposure = ToolExposure(
+            registry, settings, pins=lambda: self.state.pins, is_denied=self._is_denied
+        )
+        self._meta = MetaTools(
+            registry,
+            self.catalog.index,
+            self._exposure,
+            denial=self._denial,
+            changed=self._sync_exposure,
+        )
+        self._tracker = CallTracker()
+        self._in_turn = False
+        self._session: AgentSession | None = None
+        self._resume_id: str | None = None
+        self._proxied: set[str] = set()
+        self._listed: dict[str, object] = {}
+        self._lock = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+        self._unsubscribe = registry.subscribe(lambda _server: self._sync_soon())
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems with the user's files (rules, state) to show once."""
+        clash = [
+            f"the server name '{SERVER_NAME}' is bassi's own (its meta-tools); the agent "
+            "cannot use that server: rename it in the servers file"
+            for entry in self.catalog.registry.servers()
+            if entry.name == SERVER_NAME
+        ]
+        return [*self.state.warnings, *self.rules.warnings, *clash]
+
+    async def start(self) -> None:
+        """Start discovering servers; returns at once, servers fill in as they connect."""
+        await self.catalog.start()
+
+    # Tools
+
+    def search(self, query: str, limit: int = 10, server: str | None = None) -> list[SearchHit]:
+        return self.catalog.index.search(query, limit=limit, server=server)
+
+    def resolve(self, name: str) -> ToolInfo:
+        return self.catalog.registry.resolve(name)
+
+    def pin(self, tool: ToolInfo | str) -> None:
+        """Pin a tool: visible from the next request on and run without asking. Persisted."""
+        info = self.resolve(tool) if isinstance(tool, str) else tool
+        self.state.pin(info.qualified_name)
+        self._sync_soon()
+
+    def unpin(self, tool: ToolInfo | str) -> None:
+        qualified = tool.qualified_name if isinstance(tool, ToolInfo) else self._qualify(tool)
+        self.state.unpin(qualified)
+        self._sync_soon()
+
+    def pinned(self) -> list[ToolInfo]:
+        """Pinned tools, in pin order; a pin whose server has not announced it (yet) is
+        still listed, by name."""
+        out = []
+        for qualified in self.state.pins:
+            parts = split_qualified(qualified)
+            if parts is None:
+                continue
+            out.append(self.catalog.registry.get(*parts) or ToolInfo(*parts))
+        return out
+
+    def exposure(self) -> Exposure:
+        summary = self._exposure.summary()
+        meta = len(TOOLS) if summary.mode is ToolsMode.PROGRESSIVE else 0
+        return Exposure(summary.exposed + meta, summary.pinned, summary.mode)
+
+    # Conversation
+
+    async def send(self, text: str) -> AsyncIterator[AgentEvent]:
+        session = await self._ensure_session()
+        await self._sync_exposure()
+        self._in_turn = True
+        try:
+            async for event in session.send(text):
+                yield event
+        finally:
+            self._in_turn = False
+
+    async def interrupt(self) -> None:
+        if self._session is not None:
+            await self._session.interrupt()
+
+    async def list_sessions(self) -> list[SDKSessionInfo]:
+        """Recent conversations in this project, newest first."""
+        return await asyncio.to_thread(recent_sessions, self.settings)
+
+    async def resume(self, session_id: str) -> None:
+        """Continue an earlier conversation from the next message on. Tools the agent loaded
+        in the current one are forgotten; pins stay."""
+        await self._close_session()
+        self._resume_id = session_id
+
+    async def close(self) -> None:
+        self._unsubscribe()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._close_session()
+        await self.catalog.close()
+
+    # The gate
+
+    async def can_use_tool(
+        self, name: str, arguments: dict[str, Any], _context: ToolPermissionContext
+    ) -> PermissionResult:
+        """The CLI asks here before every tool call (``allowed_tools`` is empty)."""
+        if message := self._refusal(name):
+            return PermissionResultDeny(message=message)
+        if name in META_TOOL_NAMES:
+            return PermissionResultAllow()
+        tool = self.resolve(name)
+        decision = self.rules.decide(
+            name, pinned=self.state.pins, allowed_servers=self.state.allowed_servers
+        )
+        if decision.verdict is Verdict.ALLOW or self._exposure.reason(tool) in USER_CHOSEN:
+            return PermissionResultAllow()
+        return await self._ask(tool, arguments)
+
+    async def _ask(self, tool: ToolInfo, arguments: dict[str, Any]) -> PermissionResult:
+        handler = self.approval_handler
+        if handler is None:
+            return PermissionResultDeny(
+                message=f"{tool.qualified_name} needs the user's approval and nobody can give "
+                f"it now, so it was not run. The user can pin it with /tool {tool.ref}."
+            )
+        choice = await handler(ApprovalRequest(tool, dict(arguments)))
+        if choice is ApprovalDecision.DENY:
+            return PermissionResultDeny(
+                message=f"The user declined {tool.qualified_name}; it was not run. Do not "
+                "retry it unless the user asks."
+            )
+        if choice is ApprovalDecision.ALWAYS_TOOL:
+            self.pin(tool)
+        elif choice is ApprovalDecision.ALWAYS_SERVER:
+            self.state.allow_server(tool.server)
+        return PermissionResultAllow()
+
+    def _refusal(self, qualified: str) -> str | None:
+        """Why a call must not run, or None. Checked by ``can_use_tool`` and again by the
+        proxies, so hidden or denied tools never run, whatever the path."""
+        if reason := self._denial(qualified):
+            return denied_message(qualified, reason)
+        if qualified in META_TOOL_NAMES:
+            return None
+        parts = split_qualified(qualified)
+        tool = self.catalog.registry.get(*parts) if parts else None
+        if tool is not None and not self.catalog.registry.is_available(tool):
+            entry = self.catalog.registry.server(tool.server)
+            why = one_line(entry.error or str(entry.status), 300)
+            return unavailable_message(qualified, tool.server, why)
+        if tool is None or self._exposure.reason(tool) is None:
+            return self._hidden(qualified)
+        return None
+
+    def _hidden(self, name: str) -> str:
+        return hidden_message(name, self.catalog.registry.closest(name, limit=3))
+
+    def _denial(self, qualified: str) -> str | None:
+        rule = self.rules.denied_by(qualified)
+        return f"denied by {rule}" if rule else None
+
+    def _is_denied(self, qualified: str) -> bool:
+        return self.rules.denied_by(qualified) is not None
+
+    def _qualify(self, name: str) -> str:
+        if split_qualified(name):
+            return name
+        try:
+            return self.resolve(name).qualified_name
+        except ToolNotFoundError:
+            server, _, tool = name.partition("/")
+            if server and tool:
+                return f"mcp__{server}__{tool}"
+            raise
+
+    # The session and what its CLI lists
+
+    async def _ensure_session(self) -> AgentSession:
+        if self._session is not None:
+            return self._session
+        if not await self.catalog.wait_ready(READY_GRACE):
+            logger.info("starting the session while some servers are still connecting")
+        self._exposure.reset_loaded()
+        servers = self._mcp_servers()
+        self._listed = self._listing()
+        self._session = AgentSession(
+            self.settings,
+            mcp_servers=servers,
+            can_use_tool=self.can_use_tool,
+            system_prompt=build_system_prompt(self.catalog.registry, self._exposure.mode),
+            resume=self._resume_id,
+        )
+        self._resume_id = None
+        return self._session
+
+    def _mcp_servers(self) -> dict[str, McpServerConfig]:
+        meta = self._meta.server(
+            lambda: self._exposure.mode is ToolsMode.PROGRESSIVE, self._tracker
+        )
+        servers: dict[str, McpServerConfig] = {
+            SERVER_NAME: McpSdkServerConfig(type="sdk", name=SERVER_NAME, instance=meta)
+        }
+        for entry in self.catalog.registry.servers():
+            if entry.name == SERVER_NAME:
+                continue
+            servers[entry.name] = proxy_config(
+                entry.name, self._exposure, self.catalog, self._refusal, self._tracker
+            )
+        self._proxied = set(servers)
+        return servers
+
+    def _listing(self) -> dict[str, object]:
+        """What each server would list now; compared with what the CLI listed last."""
+        listing: dict[str, object] = dict(self._exposure.snapshot())
+        listing[SERVER_NAME] = self._exposure.mode is ToolsMode.PROGRESSIVE
+        return listing
+
+    async def _sync_exposure(self) -> None:
+        """Make the CLI list again every server whose exposed tools changed. A server with a
+        call in flight waits (re-listing would cut the call short) until it is idle."""
+        async with self._lock:
+            session = self._session
+            if session is None:
+                return
+            for server, now in self._listing().items():
+                if server not in self._proxied or self._listed.get(server) == now:
+                    continue
+                if self._tracker.busy(server):
+                    continue
+                try:
+                    await session.refresh_server(server)
+                except Exception:
+                    logger.exception("could not re-list server %s; will retry", server)
+                    continue
+                self._listed[server] = now
+
+    def _sync_soon(self) -> None:
+        """Re-list after a change from outside the agent (a server connected or died, the
+        user pinned a tool). Not during a turn: a server's call may have returned to bassi
+        but not yet reached the CLI, and re-listing the server then would lose the result.
+        ``send`` syncs before every message, so such a change waits at most until then;
+        within a turn only the meta-tools re-list, which is what same-turn loading needs."""
+        if self._session is None or self._in_turn:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(self._sync_exposure())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _close_session(self) -> None:
+        session, self._session = self._session, None
+        self._proxied = set()
+        self._listed = {}
+        if session is not None:
+            await session.close()

@@ -1,0 +1,340 @@
+"""Progressive disclosure end to end: the real CLI, the real catalog with an external stdio
+server, and the scripted model, asserting the ``tools`` array of every request the model got.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bassi.core.events import AgentEvent, TextDelta, ToolCallFinished, TurnFinished
+from bassi.core.registry import ServerStatus
+from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
+from bassi.core.settings import Settings, ToolsMode
+from bassi.core.state import ProjectState
+from tests.conftest import descendant_pids
+from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
+
+LEDGER_SERVER = Path(__file__).parent / "servers" / "progressive_ledger.py"
+META = {
+    "mcp__bassi__tool_search",
+    "mcp__bassi__tool_describe",
+    "mcp__bassi__tool_load",
+    "mcp__bassi__tool_active",
+}
+RECORD = "mcp__ledger__record_expense"
+READ = "mcp__ledger__read_ledger"
+TOTAL = "mcp__ledger__ledger_total"
+CLOSE = "mcp__ledger__close_books"
+
+
+@dataclass
+class Ledger:
+    """The external test server's trace: one line per call that really ran."""
+
+    path: Path
+
+    def lines(self) -> list[str]:
+        if not self.path.exists():
+            return []
+        return [line.split(" ", 1)[1] for line in self.path.read_text().splitlines()]
+
+    def pids(self) -> set[int]:
+        if not self.path.exists():
+            return set()
+        return {int(line.split(" ", 1)[0]) for line in self.path.read_text().splitlines()}
+
+
+@pytest.fixture
+def ledger(project_dir: Path, tmp_path: Path) -> Ledger:
+    path = tmp_path / "ledger.txt"
+    config = {
+        "mcpServers": {
+            "ledger": {
+                "command": sys.executable,
+                "args": [str(LEDGER_SERVER)],
+                "env": {"LEDGER_FILE": str(path)},
+            }
+        }
+    }
+    (project_dir / ".mcp.json").write_text(json.dumps(config))
+    return Ledger(path)
+
+
+@dataclass
+class Approvals:
+    """An approval handler answering from a queue, recording what it was asked."""
+
+    answers: list[ApprovalDecision] = field(default_factory=list)
+    asked: list[ApprovalRequest] = field(default_factory=list)
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        if not self.answers:
+            pytest.fail(f"unexpected approval prompt for {request.tool.ref}")
+        return self.answers.pop(0)
+
+
+@asynccontextmanager
+async def running(settings: Settings, **changes: Any) -> AsyncIterator[Runtime]:
+    runtime = Runtime(replace(settings, **changes))
+    try:
+        await runtime.start()
+        assert await runtime.catalog.wait_ready(30)
+        yield runtime
+    finally:
+        await runtime.close()
+
+
+async def turn(runtime: Runtime, message: str) -> list[AgentEvent]:
+    events = [event async for event in runtime.send(message)]
+    assert isinstance(events[-1], TurnFinished), events[-1]
+    return events
+
+
+def results(events: list[AgentEvent]) -> list[ToolCallFinished]:
+    return [e for e in events if isinstance(e, ToolCallFinished)]
+
+
+def names(request: RecordedRequest) -> set[str]:
+    return set(request.tool_names)
+
+
+def ledger_processes() -> list[int]:
+    return [pid for pid, cmd in descendant_pids().items() if str(LEDGER_SERVER) in cmd]
+
+
+def when_requested(check: Callable[[RecordedRequest], None], step: Any) -> Any:
+    """A script step that first looks at the request (and at the world) when it arrives."""
+
+    def react(request: RecordedRequest) -> Any:
+        check(request)
+        return step
+
+    return react
+
+
+async def test_first_progressive_request_carries_only_meta_pinned_and_core_tools(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(text("Hello."))
+    async with running(
+        agent_settings, tools_mode=ToolsMode.PROGRESSIVE, core_tools=("bash/execute",)
+    ) as runtime:
+        runtime.pin("ledger/read_ledger")
+        await turn(runtime, "hi")
+        assert runtime.exposure() == (6, 1, ToolsMode.PROGRESSIVE)
+    first = scripted_model.turn_requests[0]
+    assert names(first) == META | {READ, "mcp__bash__execute"}
+    system = first.system_text
+    assert "- ledger (4 tools): " in system
+    assert "mcp__bassi__tool_search" in system
+    assert "record_expense" not in system and "close_books" not in system
+
+
+async def test_search_loads_and_the_external_tool_runs_within_two_model_requests(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    ran_before: list[list[str]] = []
+    scripted_model.script(
+        reply(tool_call("mcp__bassi__tool_search", {"query": "record an expense in the ledger"})),
+        when_requested(
+            lambda _r: ran_before.append(ledger.lines()),
+            reply(tool_call(RECORD, {"amount": 12.5, "note": "taxi"})),
+        ),
+        when_requested(lambda _r: ran_before.append(ledger.lines()), text("Recorded.")),
+    )
+    approvals = Approvals([ApprovalDecision.ALLOW_ONCE])
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = approvals
+        servers = ledger_processes()
+        events = await turn(runtime, "log a 12.50 taxi expense")
+        assert ledger_processes() == servers
+
+    first, second, third = scripted_model.turn_requests
+    assert names(first) == META
+    assert RECORD in names(second)
+    assert names(second) - META <= {RECORD, READ, TOTAL, CLOSE}
+    assert names(third) == names(second)
+    search_result, call_result = results(events)
+    assert search_result.text.splitlines()[1].startswith("ledger/record_expense — Record an")
+    assert not call_result.is_error
+    assert "recorded expense 12.5 (taxi)" in call_result.text
+    # The tool ran after the second model request and before the third: two requests from
+    # the user's message to the tool running, one meta-tool call before it.
+    assert ran_before == [[], ["expense 12.5 taxi"]]
+    requests_until_run = next(i for i, seen in enumerate(ran_before, start=2) if seen) - 1
+    print(f"\nmodel requests from the user's message to the tool running: {requests_until_run}")
+    assert requests_until_run == 2
+    # Forwarded over the one process bassi started at discovery, not a CLI-started copy.
+    assert len(servers) == 1
+    assert ledger.pids() == set(servers)
+    assert [(a.tool.ref, a.arguments) for a in approvals.asked] == [
+        ("ledger/record_expense", {"amount": 12.5, "note": "taxi"})
+    ]
+
+
+async def test_tools_that_are_not_loaded_or_not_approved_never_run(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    def unpin_behind_the_clis_back(_request: RecordedRequest) -> None:
+        ProjectState.unpin(runtime.state, READ)
+
+    scripted_model.script(
+        # 1. A tool named without loading it: the CLI does not even know it.
+        reply(tool_call(RECORD, {"amount": 1, "note": "sneaky"})),
+        text("I need to load it first."),
+        # 2. Loaded by the agent, but nobody is there to approve it.
+        reply(tool_call("mcp__bassi__tool_load", {"names": ["record_expense"]})),
+        reply(tool_call(RECORD, {"amount": 2, "note": "unapproved"})),
+        text("It needs approval."),
+        # 3. The CLI still lists a tool that bassi no longer exposes (a stale listing).
+        when_requested(unpin_behind_the_clis_back, reply(tool_call(READ, {}))),
+        text("Not available any more."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        named = results(await turn(runtime, "record 1 sneaky"))
+        unapproved = results(await turn(runtime, "record 2 unapproved"))
+        runtime.pin(READ)
+        stale = results(await turn(runtime, "read the ledger"))
+
+    requests = scripted_model.turn_requests
+    assert names(requests[0]) == META
+    assert named[0].is_error
+    assert "No such tool available: mcp__ledger__record_expense" in named[0].text
+    assert 'fails with "No such tool available"' in requests[1].system_text
+    assert "mcp__bassi__tool_search" in requests[1].system_text
+
+    assert unapproved[1].is_error
+    assert "needs the user's approval" in unapproved[1].text
+    assert "/tool ledger/record_expense" in unapproved[1].text
+
+    assert READ in names(requests[5])
+    assert stale[0].is_error
+    assert "mcp__ledger__read_ledger is not loaded" in stale[0].text
+    assert "mcp__bassi__tool_search" in stale[0].text
+    assert "mcp__bassi__tool_load" in stale[0].text
+    assert ledger.lines() == []
+
+
+async def test_a_pinned_tool_is_visible_from_the_start_and_runs_without_asking(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        reply(tool_call(RECORD, {"amount": 3, "note": "coffee"})),
+        text("Done."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = Approvals()
+        runtime.pin("ledger/record_expense")
+        events = await turn(runtime, "coffee for 3")
+    assert names(scripted_model.turn_requests[0]) == META | {RECORD}
+    assert not results(events)[0].is_error
+    assert ledger.lines() == ["expense 3.0 coffee"]
+
+
+async def test_an_agent_loaded_tool_asks_and_each_answer_does_what_it_says(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        reply(tool_call("mcp__bassi__tool_load", {"names": [RECORD, READ, TOTAL]})),
+        reply(tool_call(RECORD, {"amount": 1, "note": "once"})),
+        reply(tool_call(RECORD, {"amount": 2, "note": "denied"})),
+        reply(tool_call(RECORD, {"amount": 3, "note": "always"})),
+        reply(tool_call(RECORD, {"amount": 4, "note": "pinned"})),
+        reply(tool_call(READ, {})),
+        reply(tool_call(TOTAL, {})),
+        text("All done."),
+    )
+    approvals = Approvals(
+        [
+            ApprovalDecision.ALLOW_ONCE,
+            ApprovalDecision.DENY,
+            ApprovalDecision.ALWAYS_TOOL,
+            ApprovalDecision.ALWAYS_SERVER,
+        ]
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = approvals
+        events = await turn(runtime, "book these")
+        assert [t.qualified_name for t in runtime.pinned()] == [RECORD]
+
+    assert [a.tool.qualified_name for a in approvals.asked] == [RECORD, RECORD, RECORD, READ]
+    loaded, once, denied, always, pinned, read, total = results(events)
+    assert not loaded.is_error
+    assert denied.is_error and "The user declined mcp__ledger__record_expense" in denied.text
+    assert not any(r.is_error for r in (once, always, pinned, read, total))
+    assert ledger.lines() == [
+        "expense 1.0 once",
+        "expense 3.0 always",
+        "expense 4.0 pinned",
+        "total",
+    ]
+    saved = ProjectState.load(agent_settings.state_dir)
+    assert saved.pins == [RECORD]
+    assert saved.allowed_servers == ["ledger"]
+
+
+async def test_all_mode_exposes_every_tool_and_no_meta_tools(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(text("Hi."))
+    async with running(agent_settings, tools_mode=ToolsMode.ALL) as runtime:
+        everything = {t.qualified_name for t in runtime.catalog.registry.tools()}
+        await turn(runtime, "hi")
+        assert runtime.exposure().mode is ToolsMode.ALL
+    assert {RECORD, READ, TOTAL, CLOSE, "mcp__bash__execute"} <= everything
+    assert names(scripted_model.turn_requests[0]) == everything
+    assert "Every tool of these servers is loaded." in scripted_model.turn_requests[0].system_text
+
+
+@pytest.mark.parametrize(
+    ("budget", "mode"), [(100_000, ToolsMode.ALL), (50, ToolsMode.PROGRESSIVE)]
+)
+async def test_auto_mode_goes_progressive_only_over_the_token_budget(
+    agent_settings: Settings,
+    ledger: Ledger,
+    scripted_model: ScriptedModel,
+    budget: int,
+    mode: ToolsMode,
+) -> None:
+    scripted_model.script(text("Hi."))
+    async with running(
+        agent_settings, tools_mode=ToolsMode.AUTO, tools_token_budget=budget
+    ) as runtime:
+        everything = {t.qualified_name for t in runtime.catalog.registry.tools()}
+        await turn(runtime, "hi")
+        assert runtime.exposure().mode is mode
+    expected = everything if mode is ToolsMode.ALL else META
+    assert names(scripted_model.turn_requests[0]) == expected
+
+
+async def test_an_external_server_crashing_mid_call_is_an_error_result_and_the_session_goes_on(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        reply(tool_call(CLOSE, {})),
+        reply(tool_call(CLOSE, {})),
+        text("The ledger server is down."),
+        text("Still here."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.pin(CLOSE)
+        crashed, again = results(await turn(runtime, "close the books"))
+        assert runtime.catalog.registry.server("ledger").status is ServerStatus.FAILED
+        after = await turn(runtime, "are you there?")
+
+    assert crashed.is_error
+    assert "ledger" in crashed.text and "books on fire" in crashed.text
+    assert scripted_model.turn_requests[1].tool_results()[0]["is_error"] is True
+    assert again.is_error
+    assert "The server 'ledger' is not available (exited with code 9" in again.text
+    assert ledger.lines() == ["closing"]
+    assert "Still here." in "".join(e.text for e in after if isinstance(e, TextDelta))
