@@ -281,3 +281,16 @@ def test_pasted_urls_addresses_and_paths_find_tools_for_that_kind_of_thing() -> 
     assert refs(idx.search("get https://docs.python.org/3/"))[0] == "mixed/fetch"
     assert refs(idx.search("send it to team@contoso.com"))[0] == "mixed/send-mail"
     assert refs(idx.search("show /tmp/project/notes.txt"))[0] == "mixed/read_file"
+
+
+def test_a_real_word_no_tool_uses_is_not_corrected_into_another() -> None:
+    idx = ToolIndex()
+    idx.update_server(
+        "drive",
+        [
+            tool("drive", "contacts", "The contacts in the address book"),
+            tool("drive", "document-history", "Older versions of a document"),
+        ],
+    )
+    assert refs(idx.search("contract"))[:1] != ["drive/contacts"]
+    assert refs(idx.search("contcts"))[0] == "drive/contacts"

@@ -219,7 +219,13 @@ class ToolIndex:
         found_any = False
         members = list(concept.members)
         own = members[0][0]
-        if len(own) == 1 and own[0] not in self._corrector and len(members) == 1:
+        typed = concept.surfaces[0]
+        if (
+            len(own) == 1
+            and len(members) == 1
+            and own[0] not in self._corrector
+            and not default_vectors().knows(typed)
+        ):
             members += [((fix,), TYPO_WEIGHT) for fix in self._corrector.corrections(own[0])]
         for stems, weight in members:
             if len(stems) == 1:
