@@ -164,6 +164,11 @@ def query_action(text: str) -> int:
     return 0
 
 
+def is_verb(stems: Sequence[str]) -> bool:
+    """Whether a query word (as stems) names an action rather than a thing."""
+    return len(stems) == 1 and stems[0] in _VERBS and stems[0] not in _AMBIGUOUS
+
+
 def tool_actions(names: Sequence[str]) -> npt.NDArray[np.uint8]:
     """Per tool, the action classes of the first verb in its name (``git_create_branch``),
     and of its alternatives (``create_or_update_file``); 0 when it names none. Later words

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bassi.core.registry import Registry
-from bassi.core.search.actions import action_factors, query_action, tool_actions
+from bassi.core.search.actions import action_factors, is_verb, query_action, tool_actions
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
@@ -29,6 +29,10 @@ _EXACT_BONUS = 1e6
 SYNONYM_WEIGHT = 0.6
 """How much a stand-in from the vocabulary counts against the word typed."""
 TYPO_WEIGHT = 0.8
+VERB_WEIGHT = 0.5
+"""How much an action word counts as a term: tools sharing the verb are already preferred by
+the action match, and a verb inside a name (``git_show``, ``get-calendar-view``) says little
+about the thing asked for."""
 SEMANTIC_WEIGHT = 1.0
 """Meaning similarity (cosine, at most 1) against the lexical score scaled to 1."""
 SEMANTIC_FLOOR = 0.5
@@ -173,6 +177,8 @@ class ToolIndex:
         for concept in parsed.concepts:
             vector = self._concept_scores(concept)
             if vector is not None:
+                if is_verb(concept.members[0][0]):
+                    vector *= VERB_WEIGHT
                 lexical += vector
                 matched.append((concept.surfaces, vector))
         scores = self._fuse(lexical, parsed.text) * action_factors(
