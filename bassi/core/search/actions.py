@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -99,7 +100,7 @@ _AMBIGUOUS = frozenset(
     for w in _classed(
         0,
         "email mail message text post open set check order stage note call book new record "
-        "draft store drop forward query schedule",
+        "draft store drop forward query schedule list view",
     )
 )
 """Words that are as often nouns or adjectives ("my to-do list", "an open PR", "mail folders")
@@ -130,17 +131,25 @@ _POLITE = re.compile(
 _PAST = frozenset(_classed(0, "sent made written done shown seen given taken gone shared"))
 
 
-def query_action(text: str) -> int:
-    """The action classes a request asks for; 0 when it names no action (a bare topic such as
-    "mail folders")."""
+class Request(NamedTuple):
+    action: int
+    """The action classes asked for; 0 when the request names no action (a bare topic such
+    as "mail folders")."""
+    verb: str
+    """The word (lowercase, as typed) that says so; empty when none does."""
+
+
+def query_action(text: str) -> Request:
+    """What a request asks to do, from its leading verb or the question it asks."""
     lowered = _POLITE.sub("", text.strip().lower())
-    tokens = list(words(lowered.replace("'", "")))
+    typed = list(words(lowered.replace("'", "")))
     raw = lowered.split()
-    if not tokens:
-        return 0
+    if not typed:
+        return Request(0, "")
     first = raw[0] if raw else ""
-    if first in _QUESTIONS or (first == "how" and len(tokens) > 1 and tokens[1] in _HOW_QUESTIONS):
-        return READ
+    if first in _QUESTIONS or (first == "how" and len(typed) > 1 and typed[1] in _HOW_QUESTIONS):
+        return Request(READ, "")
+    tokens = list(typed)
     if tokens[0] not in _VERB_WORDS and not default_vectors().knows(tokens[0]):
         fixes = _VERB_TYPOS.corrections(tokens[0])
         if len(fixes) == 1:  # "deleet the contact": a mistyped verb is still the request
@@ -150,7 +159,7 @@ def query_action(text: str) -> int:
         for n in (3, 2):
             action = _PHRASES.get(tuple(stems[i : i + n]))
             if action is not None:
-                return action
+                return Request(action, "")
         if token in _PAST or (i > 0 and token.endswith("ed")):
             continue
         action = _VERBS.get(stemmed, 0)
@@ -159,13 +168,13 @@ def query_action(text: str) -> int:
         if stemmed in _AMBIGUOUS and (i > 0 or (len(tokens) > 1 and tokens[1] not in _OBJECTS)):
             continue
         if action == READ and i + 1 < len(tokens) and tokens[i + 1] in ("a", "an"):
-            return READ | CREATE  # "get a preview link": obtaining something new
-        return action
-    return 0
+            action |= CREATE  # "get a preview link": obtaining something new
+        return Request(action, typed[i])
+    return Request(0, "")
 
 
 def is_verb(stems: Sequence[str]) -> bool:
-    """Whether a query word (as stems) names an action rather than a thing."""
+    """Whether a query word (as stems) can only be an action, never the thing acted on."""
     return len(stems) == 1 and stems[0] in _VERBS and stems[0] not in _AMBIGUOUS
 
 

@@ -172,18 +172,17 @@ class ToolIndex:
             return []
         if wanted is not None and wanted not in self._server_ids:
             return []
+        request = query_action(parsed.text)
         lexical = np.zeros(len(self._tools), dtype=np.float32)
         matched: list[tuple[tuple[str, ...], Floats]] = []
         for concept in parsed.concepts:
             vector = self._concept_scores(concept)
             if vector is not None:
-                if is_verb(concept.members[0][0]):
+                if concept.surfaces == (request.verb,) or is_verb(concept.members[0][0]):
                     vector *= VERB_WEIGHT
                 lexical += vector
                 matched.append((concept.surfaces, vector))
-        scores = self._fuse(lexical, parsed.text) * action_factors(
-            query_action(parsed.text), self._actions
-        )
+        scores = self._fuse(lexical, parsed.text) * action_factors(request.action, self._actions)
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):
                 scores[i] += _EXACT_BONUS
