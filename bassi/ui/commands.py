@@ -66,11 +66,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
 KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send the message or command"),
     ("up / down", "walk the input history"),
-    ("tab / right", "accept the completion shown in grey"),
+    ("tab", "accept the completion shown in grey; without one, move focus into the log"),
     ("esc, ctrl+c", "interrupt the reply while it streams"),
     ("ctrl+p", "command palette: search tools, open their cards"),
     ("page up / down", "scroll the log (scrolled up, it stops following new output)"),
-    ("tab", "move focus into the log; enter expands a focused catalog group or tool result"),
+    ("enter (in the log)", "expand a focused catalog group or tool result; open a search row"),
     ("ctrl+q", "quit"),
 )
 

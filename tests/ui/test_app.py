@@ -139,6 +139,12 @@ async def test_search_table_row_opens_card_and_card_pins(
         await pilot.press("escape")
         assert not isinstance(app.screen, ToolCardScreen)
 
+        # Back at the table, typing goes straight to the input line.
+        assert table.has_focus
+        await pilot.press("h", "i")
+        prompt = app.screen.query_one(PromptInput)
+        assert prompt.has_focus and prompt.value == "hi"
+
 
 async def test_empty_search_says_so_and_suggests_a_broader_query(make_app: AppFactory) -> None:
     app = make_app()

@@ -64,3 +64,10 @@ def test_search_results_table(snap_compare: SnapCompare) -> None:
 def test_tool_card(snap_compare: SnapCompare, make_app: AppFactory) -> None:
     run_before = after_start("/tool notes/add_note")
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_tool_card_wide_light_theme(snap_compare: SnapCompare, make_app: AppFactory) -> None:
+    app = make_app()
+    app.theme = "textual-light"
+    run_before = after_start("/help", "/tool notes/add_note")
+    assert snap_compare(app, terminal_size=(200, 60), run_before=run_before)

@@ -67,10 +67,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             with Horizontal(classes="approval-buttons"):
                 yield Button(Content("Allow once [a]"), id="allow_once", variant="primary")
                 yield Button(Content("Always this tool [t]"), id="always_tool")
-                yield Button(
-                    Content("Always ") + plain_line(tool.server, 24) + Content(" [s]"),
-                    id="always_server",
-                )
+                yield Button(Content("Always this server [s]"), id="always_server")
                 yield Button(Content("Deny [d]"), id="deny", variant="error")
 
     def on_mount(self) -> None:

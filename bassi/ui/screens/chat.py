@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.table import Table
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -122,6 +122,14 @@ class ChatScreen(Screen[None]):
             bar.show_servers(self.runtime.catalog.registry.servers())
 
     # --- input -----------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while a table or block in the log has focus goes to the input line."""
+        prompt = self.query_one(PromptInput)
+        if event.is_printable and event.character and self.focused is not prompt:
+            prompt.focus()
+            prompt.insert_text_at_cursor(event.character)
+            event.stop()
 
     @on(Input.Changed, "#prompt")
     def show_completions(self, event: Input.Changed) -> None:

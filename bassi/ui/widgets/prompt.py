@@ -34,6 +34,7 @@ class PromptInput(Input):
         super().__init__(
             placeholder="Message bassi, or /help",
             suggester=InputSuggester(tools, pinned),
+            select_on_focus=False,
             id=id,
         )
         self.history = history
