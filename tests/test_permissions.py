@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from bassi.core.permissions import PermissionRules, Rule, Verdict, denied_message, hidden_message
+from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings
 
 
@@ -108,3 +109,9 @@ def test_messages_tell_the_model_how_to_find_and_load_tools() -> None:
     denied = denied_message("mcp__git__git_commit", "denied by the rule mcp__git (settings)")
     assert "Do not retry" in denied
     assert "mcp__git (settings)" in denied
+
+
+def test_the_runtime_reports_broken_rule_files_among_its_warnings(tmp_path: Path) -> None:
+    _write(tmp_path, "settings.local.json", "{nope")
+    runtime = Runtime(Settings(project_dir=tmp_path, env={}), shipped={})
+    assert any("settings.local.json: invalid JSON at line 1" in w for w in runtime.warnings)

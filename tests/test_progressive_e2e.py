@@ -338,3 +338,26 @@ async def test_an_external_server_crashing_mid_call_is_an_error_result_and_the_s
     assert "The server 'ledger' is not available (exited with code 9" in again.text
     assert ledger.lines() == ["closing"]
     assert "Still here." in "".join(e.text for e in after if isinstance(e, TextDelta))
+
+
+async def test_resuming_a_conversation_keeps_its_history_and_starts_with_only_chosen_tools(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        reply(tool_call("mcp__bassi__tool_load", {"names": ["read_ledger"]})),
+        text("Noted: 42."),
+        text("You said 42."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        first = await turn(runtime, "remember the number 42")
+        finished = first[-1]
+        assert isinstance(finished, TurnFinished)
+        listed = await runtime.list_sessions()
+        assert finished.session_id in [s.session_id for s in listed]
+        await runtime.resume(finished.session_id)
+        await turn(runtime, "which number?")
+
+    loaded_turn, resumed = scripted_model.turn_requests[1], scripted_model.turn_requests[2]
+    assert READ in names(loaded_turn)
+    assert names(resumed) == META
+    assert "remember the number 42" in json.dumps(resumed.messages)

@@ -46,7 +46,7 @@ def topics(entry: ServerEntry) -> str:
     own = {w.lower() for w in _WORD.findall(entry.name)}
     counts: Counter[str] = Counter()
     for tool in entry.tools:
-        words = {w.lower() for w in _WORD.findall(tool.name)}
+        words = dict.fromkeys(w.lower() for w in _WORD.findall(tool.name))
         counts.update(w for w in words if w not in _GENERIC and w not in own and len(w) > 1)
     for word in [w for w in counts if w.endswith("s") and w[:-1] in counts]:
         counts[word[:-1]] += counts.pop(word)
