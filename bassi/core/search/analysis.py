@@ -15,7 +15,9 @@ from importlib import resources
 from whoosh.lang.porter2 import stem as _porter2
 
 _RUN = re.compile(r"[^\W_]+")
-_ASCII_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_ASCII_WORDS = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+"""Words, also inside identifiers: ``driveItemId`` -> drive, Item, Id; ``HTTPServer`` -> HTTP,
+Server; an acronym's plural stays one word (``PRs``, ``URLs``), not ``P`` + ``Rs``."""
 _MAX_WORD = 40
 """Longer runs are ids, hashes or base64, never words anyone searches for."""
 
