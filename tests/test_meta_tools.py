@@ -132,6 +132,9 @@ async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
     answer = await h.meta.call("tool_describe", {"name": "git_commit"})
     assert answer.text.startswith("mcp__git__git_commit (not loaded: load it with tool_load)")
     assert '"message":{"type":"string","description":"msg"}' in answer.text
+    denied = Harness(denied=frozenset({"mcp__git__git_commit"}))
+    answer = await denied.meta.call("tool_describe", {"name": "git_commit"})
+    assert answer.text.startswith("mcp__git__git_commit (not allowed)")
     missing = await h.meta.call("tool_describe", {"name": "mcp__git__git_stat"})
     assert missing.is_error
     assert "Closest: git/git_status" in missing.text

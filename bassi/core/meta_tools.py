@@ -231,6 +231,8 @@ class MetaTools:
         return Answer(f"{len(tools)} tools loaded:\n" + "\n".join(lines))
 
     def _line_mark(self, tool: ToolInfo) -> str:
+        if self._denial(tool.qualified_name):
+            return "not allowed"
         if not self._registry.is_available(tool):
             return "server unavailable"
         return "loaded" if self._exposure.reason(tool) is not None else ""

@@ -100,6 +100,7 @@ class Runtime:
         )
         self._tracker = CallTracker()
         self._in_turn = False
+        self._started = False
         self._session: AgentSession | None = None
         self._resume_id: str | None = None
         self._proxied: set[str] = set()
@@ -120,8 +121,11 @@ class Runtime:
         return [*self.state.warnings, *self.rules.warnings, *clash]
 
     async def start(self) -> None:
-        """Start discovering servers; returns at once, servers fill in as they connect."""
-        await self.catalog.start()
+        """Start discovering servers; returns at once, servers fill in as they connect.
+        ``send`` starts it too if the UI has not yet."""
+        if not self._started:
+            self._started = True
+            await self.catalog.start()
 
     # Tools
 
@@ -272,6 +276,7 @@ class Runtime:
     async def _ensure_session(self) -> AgentSession:
         if self._session is not None:
             return self._session
+        await self.start()
         if not await self.catalog.wait_ready(READY_GRACE):
             logger.info("starting the session while some servers are still connecting")
         self._exposure.reset_loaded()
