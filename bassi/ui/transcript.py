@@ -54,7 +54,6 @@ class Transcript:
         self.totals = totals
         self._message: AssistantMessage | None = None
         self._calls: dict[str, ToolCallBlock] = {}
-        self.failed = False
 
     async def show(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
@@ -64,9 +63,7 @@ class Transcript:
             await self._message.write(event.text)
         elif isinstance(event, ToolCallStarted):
             await self.close_message()
-            block = ToolCallBlock(
-                event.id, event.tool or event.qualified_name, event.server, event.arguments
-            )
+            block = ToolCallBlock(event.tool or event.qualified_name, event.server, event.arguments)
             self._calls[event.id] = block
             await self.log.add(block)
         elif isinstance(event, ToolCallFinished):
@@ -93,7 +90,6 @@ class Transcript:
             )
         elif isinstance(event, AgentError):
             await self.close_message()
-            self.failed = True
             await self.log.add(error_notice(event.message, event.hint))
 
     async def close_message(self) -> None:

@@ -20,7 +20,7 @@ TOOLS = [
 
 
 async def test_long_result_is_truncated_and_expands() -> None:
-    block = ToolCallBlock("c1", "execute", "bash", {"command": "seq 1 50"})
+    block = ToolCallBlock("execute", "bash", {"command": "seq 1 50"})
     app = WidgetHost(lambda: block)
     async with app.run_test(size=(80, 40)) as pilot:
         await pilot.pause()
@@ -38,7 +38,7 @@ async def test_long_result_is_truncated_and_expands() -> None:
 
 
 async def test_error_result_is_marked_and_red() -> None:
-    block = ToolCallBlock("c2", "fetch", "web", {"url": "http://x"})
+    block = ToolCallBlock("fetch", "web", {"url": "http://x"})
     block.finish("HTTP 404: not found", is_error=True)
     app = WidgetHost(lambda: block)
     async with app.run_test(size=(80, 20)) as pilot:
@@ -57,7 +57,7 @@ async def test_row_selection_by_keyboard_and_mouse_chooses_the_tool() -> None:
         def on_search_results_tool_chosen(self, event: SearchResults.ToolChosen) -> None:
             chosen.append(event.tool.ref)
 
-    app = Host(lambda: SearchResults("message", hits))
+    app = Host(lambda: SearchResults(hits))
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.pause()
         text = screen_text(app)

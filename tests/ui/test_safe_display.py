@@ -68,11 +68,11 @@ async def test_catalog_with_hostile_server_error_and_tool_names() -> None:
 
 async def test_search_results_and_tool_call_and_messages_are_inert() -> None:
     hit = SearchHit(HOSTILE_TOOL, 1.0, ("loud",))
-    block = ToolCallBlock("1", "evil_tool[blink]", "evil", {"q": HOSTILE})
+    block = ToolCallBlock("evil_tool[blink]", "evil", {"q": HOSTILE})
     block.finish(HOSTILE, is_error=False)
     assistant = AssistantMessage()
     app = WidgetHost(
-        lambda: SearchResults("loud", [hit]),
+        lambda: SearchResults([hit]),
         lambda: block,
         lambda: UserMessage(HOSTILE),
         lambda: assistant,

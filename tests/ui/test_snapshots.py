@@ -56,7 +56,7 @@ def test_search_results_table(snap_compare: SnapCompare) -> None:
     hits = [SearchHit(tool, 9.5 - 2 * i, terms) for i, tool in enumerate(tools)]
     app = WidgetHost(
         lambda: Notice(Content("Tools matching 'mail messages'")),
-        lambda: SearchResults("mail messages", hits),
+        lambda: SearchResults(hits),
     )
     assert snap_compare(app, terminal_size=(80, 24))
 

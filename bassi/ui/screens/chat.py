@@ -259,7 +259,7 @@ class ChatScreen(Screen[None]):
         hits = self.runtime.search(query, limit=SEARCH_LIMIT)
         if hits:
             heading = Content("").join([Content("Tools matching "), plain(repr(query))])
-            table = SearchResults(query, hits)
+            table = SearchResults(hits)
             await self.log_widget.add(Notice(heading), table)
             table.focus()
             return

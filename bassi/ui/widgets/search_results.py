@@ -47,9 +47,8 @@ class SearchResults(DataTable[Text]):
             super().__init__()
             self.tool = tool
 
-    def __init__(self, query: str, hits: Sequence[SearchHit]) -> None:
+    def __init__(self, hits: Sequence[SearchHit]) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, classes="search-results")
-        self.query_text = query
         self.hits = list(hits)
         self._filled_for = -1
 

@@ -60,11 +60,8 @@ class ToolCallBlock(Vertical):
 
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(
-        self, call_id: str, tool: str, server: str | None, arguments: Mapping[str, Any]
-    ) -> None:
+    def __init__(self, tool: str, server: str | None, arguments: Mapping[str, Any]) -> None:
         super().__init__(classes="tool-call -running")
-        self.call_id = call_id
         self.tool = tool
         self.server = server
         self.arguments = dict(arguments)
