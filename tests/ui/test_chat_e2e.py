@@ -123,11 +123,16 @@ async def test_approval_modal_deny_allow_once_and_always(
     modal, which shows the server, how it runs, and the arguments."""
     load = tool_call("mcp__bassi__tool_load", {"names": ["notes/search_notes"]})
     call = tool_call("mcp__notes__search_notes", {"word": "milk"})
+    load_more = tool_call(
+        "mcp__bassi__tool_load", {"names": ["notes/list_notes", "notes/add_note"]}
+    )
     scripted_model.script(
         reply(load), reply(call), text("You said no."),
         reply(call), text("Ran once."),
         reply(call), text("Always from now on."),
         reply(call), text("No question this time."),
+        reply(load_more), reply(tool_call("mcp__notes__list_notes")), text("Whole server."),
+        reply(tool_call("mcp__notes__add_note", {"text": "x"})), text("Server allowed."),
     )  # fmt: skip
     app = make_app(env=chat_env, tools_mode=ToolsMode.PROGRESSIVE)
     async with app.run_test(size=BIG) as pilot:
@@ -156,6 +161,16 @@ async def test_approval_modal_deny_allow_once_and_always(
         await submit(pilot, "four")
         await turn_done(pilot, app, "No question this time.")
         assert len([b for b in app.screen.query(ToolCallBlock) if b.tool == "search_notes"]) == 4
+
+        await submit(pilot, "five")
+        await wait_for(pilot, lambda: "run list_notes" in screen_text(app), 60, "modal")
+        await pilot.press("s")
+        await turn_done(pilot, app, "Whole server.")
+        assert app.runtime.state.allowed_servers == ["notes"]
+        await submit(pilot, "six")
+        await turn_done(pilot, app, "Server allowed.")
+        added = app.screen.query(ToolCallBlock).last()
+        assert added.tool == "add_note" and not added.is_error
 
 
 async def test_resume_picker_and_continue_flag(
