@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -14,66 +9,12 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from bassi.core.parameters import parameters
 from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.safe import plain, plain_line, plain_text
 
 DESCRIPTION_CHARS = 4_000
 """Enough for any honest description; a megabyte one is cut, with the cut marked."""
-
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    type: str
-    required: bool
-    default: str
-    description: str
-
-
-def _type_of(schema: Mapping[str, Any]) -> str:
-    """A short, readable type for a JSON-schema property (servers write these many ways)."""
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " | ".join(str(k) for k in kind)
-    if isinstance(kind, str):
-        if kind == "array" and isinstance(schema.get("items"), Mapping):
-            return f"array[{_type_of(schema['items'])}]"
-        return kind
-    if isinstance(schema.get("enum"), list):
-        return "enum"
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            return " | ".join(_type_of(o) for o in options if isinstance(o, Mapping))
-    return "any"
-
-
-def parameters(tool: ToolInfo) -> list[Parameter]:
-    """The tool's parameters from its input schema, required ones first. A malformed schema
-    gives fewer rows, never an exception."""
-    properties = tool.input_schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return []
-    required_list = tool.input_schema.get("required")
-    required = set(required_list) if isinstance(required_list, list) else set()
-    rows = []
-    for name, raw in properties.items():
-        schema = raw if isinstance(raw, Mapping) else {}
-        default = json.dumps(schema["default"], ensure_ascii=False) if "default" in schema else ""
-        description = schema.get("description")
-        if isinstance(schema.get("enum"), list):
-            choices = ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-            description = f"{description or ''} (one of: {choices})".strip()
-        rows.append(
-            Parameter(
-                name=str(name),
-                type=_type_of(schema),
-                required=name in required,
-                default=default,
-                description=str(description or ""),
-            )
-        )
-    return sorted(rows, key=lambda p: not p.required)
 
 
 def parameter_table(tool: ToolInfo) -> Table | Content:
