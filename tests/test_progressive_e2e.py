@@ -33,6 +33,8 @@ RECORD = "mcp__ledger__record_expense"
 READ = "mcp__ledger__read_ledger"
 TOTAL = "mcp__ledger__ledger_total"
 CLOSE = "mcp__ledger__close_books"
+AUDIT = "mcp__ledger__audit_ledger"
+LEDGER_TOOLS = {RECORD, READ, TOTAL, CLOSE, AUDIT}
 
 
 @dataclass
@@ -134,7 +136,7 @@ async def test_first_progressive_request_carries_only_meta_pinned_and_core_tools
     first = scripted_model.turn_requests[0]
     assert names(first) == META | {READ, "mcp__bash__execute"}
     system = first.system_text
-    assert "- ledger (4 tools): " in system
+    assert "- ledger (5 tools): " in system
     assert "mcp__bassi__tool_search" in system
     assert "record_expense" not in system and "close_books" not in system
 
@@ -161,7 +163,7 @@ async def test_search_loads_and_the_external_tool_runs_within_two_model_requests
     first, second, third = scripted_model.turn_requests
     assert names(first) == META
     assert RECORD in names(second)
-    assert names(second) - META <= {RECORD, READ, TOTAL, CLOSE}
+    assert names(second) - META <= LEDGER_TOOLS
     assert names(third) == names(second)
     search_result, call_result = results(events)
     assert search_result.text.splitlines()[1].startswith("ledger/record_expense — Record an")
@@ -179,6 +181,54 @@ async def test_search_loads_and_the_external_tool_runs_within_two_model_requests
     assert [(a.tool.ref, a.arguments) for a in approvals.asked] == [
         ("ledger/record_expense", {"amount": 12.5, "note": "taxi"})
     ]
+
+
+async def test_search_then_load_a_result_it_did_not_load_then_call_it_in_the_same_turn(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    picked: list[str] = []
+
+    def load_a_result_left_unloaded(request: RecordedRequest) -> Any:
+        lines = request.tool_result_text("search").splitlines()[1:]
+        unloaded = [
+            line.split(" ")[0]
+            for line in lines
+            if line.startswith("ledger/") and not line.endswith("[loaded]")
+        ]
+        picked.append(next(ref for ref in unloaded if ref != "ledger/close_books"))
+        return reply(tool_call("mcp__bassi__tool_load", {"names": [picked[0]]}))
+
+    def call_it(_request: RecordedRequest) -> Any:
+        arguments = {"amount": 7, "note": "late"} if picked[0].endswith("record_expense") else {}
+        return reply(tool_call("mcp__" + picked[0].replace("/", "__"), arguments))
+
+    scripted_model.script(
+        reply(tool_call("mcp__bassi__tool_search", {"query": "ledger"}, id="search")),
+        load_a_result_left_unloaded,
+        call_it,
+        text("Done."),
+    )
+    approvals = Approvals([ApprovalDecision.ALLOW_ONCE])
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = approvals
+        events = await turn(runtime, "check the ledger")
+
+    qualified = "mcp__" + picked[0].replace("/", "__")
+    searched, loaded, ran = scripted_model.turn_requests[1:]
+    assert qualified not in names(searched)
+    assert len(names(searched) - META) == 3
+    assert qualified in names(loaded)
+    assert names(ran) == names(loaded)
+    assert results(events)[1].text == f"Loaded, callable now: {qualified}"
+    assert not results(events)[2].is_error
+    assert [a.tool.qualified_name for a in approvals.asked] == [qualified]
+    trace = {
+        "ledger/record_expense": "expense 7.0 late",
+        "ledger/read_ledger": "read",
+        "ledger/ledger_total": "total",
+        "ledger/audit_ledger": "audit",
+    }
+    assert ledger.lines() == [trace[picked[0]]]
 
 
 async def test_tools_that_are_not_loaded_or_not_approved_never_run(
@@ -275,6 +325,7 @@ async def test_an_agent_loaded_tool_asks_and_each_answer_does_what_it_says(
         "expense 1.0 once",
         "expense 3.0 always",
         "expense 4.0 pinned",
+        "read",
         "total",
     ]
     saved = ProjectState.load(agent_settings.state_dir)
@@ -290,7 +341,7 @@ async def test_all_mode_exposes_every_tool_and_no_meta_tools(
         everything = {t.qualified_name for t in runtime.catalog.registry.tools()}
         await turn(runtime, "hi")
         assert runtime.exposure().mode is ToolsMode.ALL
-    assert {RECORD, READ, TOTAL, CLOSE, "mcp__bash__execute"} <= everything
+    assert {*LEDGER_TOOLS, "mcp__bash__execute"} <= everything
     assert names(scripted_model.turn_requests[0]) == everything
     assert "Every tool of these servers is loaded." in scripted_model.turn_requests[0].system_text
 

@@ -25,7 +25,15 @@ def record_expense(amount: float, note: str) -> str:
 
 @server.tool(description="Read back every entry of the bookkeeping ledger.")
 def read_ledger() -> str:
-    return LEDGER.read_text(encoding="utf-8") if LEDGER.exists() else "(empty)"
+    text = LEDGER.read_text(encoding="utf-8") if LEDGER.exists() else "(empty)"
+    _write("read")
+    return text
+
+
+@server.tool(description="Audit the ledger entries for mistakes.")
+def audit_ledger() -> str:
+    _write("audit")
+    return "audit passed"
 
 
 @server.tool(description="Sum of all expenses recorded in the bookkeeping ledger.")
