@@ -412,3 +412,37 @@ async def test_resuming_a_conversation_keeps_its_history_and_starts_with_only_ch
     assert READ in names(loaded_turn)
     assert names(resumed) == META
     assert "remember the number 42" in json.dumps(resumed.messages)
+
+
+async def test_claude_code_rules_of_the_project_hide_deny_and_approve_tools(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    rules = {
+        "permissions": {"allow": ["mcp__ledger__read_*"], "deny": ["mcp__ledger__close_books"]}
+    }
+    claude_dir = agent_settings.project_dir / ".claude"
+    claude_dir.mkdir()
+    (claude_dir / "settings.json").write_text(json.dumps(rules))
+    scripted_model.script(
+        reply(tool_call("mcp__bassi__tool_load", {"names": [CLOSE, READ]})),
+        reply(tool_call(READ, {})),
+        text("Read it."),
+        text("Hi."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = Approvals()
+        events = await turn(runtime, "read the ledger")
+    async with running(agent_settings, tools_mode=ToolsMode.ALL) as runtime:
+        await turn(runtime, "hi")
+
+    loaded, read = results(events)
+    assert "Loaded, callable now: mcp__ledger__read_ledger" in loaded.text
+    assert "mcp__ledger__close_books is not allowed (denied by mcp__ledger__close_books" in (
+        loaded.text
+    )
+    assert not read.is_error
+    assert ledger.lines() == ["read"]
+    requests = scripted_model.turn_requests
+    assert CLOSE not in names(requests[1])
+    assert names(requests[3]) >= LEDGER_TOOLS - {CLOSE}
+    assert CLOSE not in names(requests[3])
