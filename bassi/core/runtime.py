@@ -51,7 +51,7 @@ from bassi.core.search import SearchHit
 from bassi.core.session import AgentSession, recent_sessions
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.state import ProjectState
-from bassi.core.tools import ToolInfo, split_qualified
+from bassi.core.tools import ToolInfo, qualified_name, split_qualified
 
 logger = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ class Runtime:
         except ToolNotFoundError:
             server, _, tool = name.partition("/")
             if server and tool:
-                return f"mcp__{server}__{tool}"
+                return qualified_name(server, tool)
             raise
 
     # The session and what its CLI lists
@@ -316,7 +316,13 @@ class Runtime:
 
     async def _sync_exposure(self) -> None:
         """Make the CLI list again every server whose exposed tools changed. A server with a
-        call in flight waits (re-listing would cut the call short) until it is idle."""
+        call in flight is skipped (re-listing would cut the call short); the next sync, at the
+        latest before the next message, catches it up.
+
+        The CLI adds what a server lists anew, but keeps sending the definitions of tools it
+        already sent while their server stays enabled: a tool taken away (unpinned, its
+        server died) still shows in requests, and the CLI answers a call to it with "No such
+        tool available", so it never runs."""
         async with self._lock:
             session = self._session
             if session is None:
