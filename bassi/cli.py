@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bassi import __version__
-from bassi.core.settings import Settings, ToolsMode
+from bassi.core.settings import Settings, SettingsError, ToolsMode
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,12 +41,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    settings = Settings.from_env(
-        mcp_config=args.mcp_config,
-        model=args.model,
-        tools_mode=ToolsMode(args.tools_mode) if args.tools_mode else None,
-        continue_session=args.continue_session,
-    )
+    try:
+        settings = Settings.from_env(
+            mcp_config=args.mcp_config,
+            model=args.model,
+            tools_mode=ToolsMode(args.tools_mode) if args.tools_mode else None,
+            continue_session=args.continue_session,
+        )
+    except SettingsError as error:
+        print(f"bassi: {error}", file=sys.stderr)
+        return 2
     if args.command == "tools":
         from bassi.tools_cli import run_tools_command
 

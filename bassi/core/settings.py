@@ -51,16 +51,33 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         """Defaults, overridden by ``BASSI_*`` variables, overridden by ``overrides`` whose
-        value is not None (how command-line flags arrive)."""
+        value is not None (how command-line flags arrive).
+
+        Raises SettingsError naming the variable when one holds a value bassi can't use."""
         env = dict(os.environ if env is None else env)
         values: dict[str, object] = {"env": env}
         if model := env.get("BASSI_MODEL"):
             values["model"] = model
         if mode := env.get("BASSI_TOOLS_MODE"):
-            values["tools_mode"] = ToolsMode(mode)
+            try:
+                values["tools_mode"] = ToolsMode(mode)
+            except ValueError:
+                choices = ", ".join(m.value for m in ToolsMode)
+                raise SettingsError(f"BASSI_TOOLS_MODE={mode!r}: use one of {choices}") from None
         if budget := env.get("BASSI_TOOLS_TOKEN_BUDGET"):
+            if not budget.isdigit():
+                raise SettingsError(f"BASSI_TOOLS_TOKEN_BUDGET={budget!r}: use a whole number")
             values["tools_token_budget"] = int(budget)
-        if core := env.get("BASSI_CORE_TOOLS"):
-            values["core_tools"] = tuple(n.strip() for n in core.split(",") if n.strip())
+        for key, variable in (
+            ("core_tools", "BASSI_CORE_TOOLS"),
+            ("allow", "BASSI_ALLOW"),
+            ("deny", "BASSI_DENY"),
+        ):
+            if listed := env.get(variable):
+                values[key] = tuple(n.strip() for n in listed.split(",") if n.strip())
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+class SettingsError(ValueError):
+    """A setting bassi cannot use; the message names it and says what would work."""
