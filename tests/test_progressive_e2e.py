@@ -446,3 +446,29 @@ async def test_claude_code_rules_of_the_project_hide_deny_and_approve_tools(
     assert CLOSE not in names(requests[1])
     assert names(requests[3]) >= LEDGER_TOOLS - {CLOSE}
     assert CLOSE not in names(requests[3])
+
+
+async def test_an_unpinned_tool_leaves_the_model_requests_and_comes_back_when_pinned_again(
+    agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        text("Noted."),
+        text("Gone."),
+        reply(tool_call(RECORD, {"amount": 2, "note": "tea"})),
+        text("Recorded."),
+    )
+    async with running(agent_settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
+        runtime.approval_handler = Approvals()
+        runtime.pin("ledger/record_expense")
+        await turn(runtime, "one")
+        runtime.unpin("ledger/record_expense")
+        await turn(runtime, "two")
+        runtime.pin("ledger/record_expense")
+        events = await turn(runtime, "tea for 2")
+
+    first, second, third, _ = scripted_model.turn_requests
+    assert names(first) == META | {RECORD}
+    assert names(second) == META
+    assert names(third) == META | {RECORD}
+    assert not results(events)[0].is_error
+    assert ledger.lines() == ["expense 2.0 tea"]

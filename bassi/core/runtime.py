@@ -320,9 +320,10 @@ class Runtime:
         latest before the next message, catches it up.
 
         The CLI adds what a server lists anew, but keeps sending the definitions of tools it
-        already sent while their server stays enabled: a tool taken away (unpinned, its
-        server died) still shows in requests, and the CLI answers a call to it with "No such
-        tool available", so it never runs."""
+        already sent while their server stays enabled. So a server with nothing exposed any
+        more is switched off, which takes its definitions out of the requests; a tool taken
+        from a server that keeps others (one of two pins undone) still shows until the next
+        session, and the proxy refuses a call to it, so it never runs."""
         async with self._lock:
             session = self._session
             if session is None:
@@ -333,7 +334,7 @@ class Runtime:
                 if self._tracker.busy(server):
                     continue
                 try:
-                    await session.refresh_server(server)
+                    await session.refresh_server(server, enabled=bool(now))
                 except Exception:
                     logger.exception("could not re-list server %s; will retry", server)
                     continue

@@ -140,17 +140,21 @@ class AgentSession:
         except (ClaudeSDKError, OSError) as exc:
             logger.warning("interrupt failed: %s", exc)
 
-    async def refresh_server(self, name: str) -> None:
+    async def refresh_server(self, name: str, *, enabled: bool = True) -> None:
         """Make the CLI list the tools of MCP server ``name`` again (toggled off and on).
 
-        The new list is in the very next model request, even inside the current turn. Before
-        the CLI started there is nothing to refresh: it lists every server when it starts.
+        The new list is in the very next model request, even inside the current turn. The CLI
+        adds what a server lists anew but keeps sending definitions it already sent while the
+        server stays enabled; ``enabled=False`` leaves the server off, which is the one way to
+        take its definitions out of the requests. Before the CLI started there is nothing to
+        refresh: it lists every server when it starts.
         """
         client = self._client
         if client is None:
             return
         await client.toggle_mcp_server(name, False)
-        await client.toggle_mcp_server(name, True)
+        if enabled:
+            await client.toggle_mcp_server(name, True)
 
     # ---------------------------------------------------------------------------- a turn
 
