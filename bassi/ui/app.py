@@ -14,6 +14,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from bassi.core.log_file import log_to_file
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings
 from bassi.core.tools import ToolInfo
@@ -51,5 +52,6 @@ class BassiApp(App[int]):
 
 
 def run_app(settings: Settings) -> int:
+    log_to_file(settings.state_dir)
     app = BassiApp(Runtime(settings))
     return app.run() or 0
