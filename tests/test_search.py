@@ -294,3 +294,29 @@ def test_a_real_word_no_tool_uses_is_not_corrected_into_another() -> None:
     )
     assert refs(idx.search("contract"))[:1] != ["drive/contacts"]
     assert refs(idx.search("contcts"))[0] == "drive/contacts"
+
+
+def test_people_s_phrasings_reach_a_tool_through_its_name_words() -> None:
+    """Aliases are keyed to name words, so any server naming its tools the usual way gets
+    them: a request in words the tool never uses still finds it, whatever the separator."""
+    from bassi.core.search.aliases import Aliases
+
+    aliases = Aliases.parse("mail rule: automatically file incoming mail\nsum: add up")
+    assert "automatically" in aliases.of("createMailRule")
+    assert "automatically" in aliases.of("list_mail_rules")
+    assert aliases.of("list-mail-folders") == ""
+    idx = ToolIndex()
+    idx.sync(
+        registry_of(
+            {
+                "outlook": [
+                    tool("outlook", "create-mail-rule", "Create a messageRule object"),
+                    tool("outlook", "list-mail-folders", "List the mail folder collection"),
+                    tool("outlook", "list-folder-files", "List the files in a folder"),
+                ],
+                "thinker": [tool("thinker", "sequentialthinking", "A tool for problems")],
+            }
+        )
+    )
+    assert refs(idx.search("automatically sort newsletters"))[0] == ("outlook/create-mail-rule")
+    assert refs(idx.search("think it through step by step"))[0] == "thinker/sequentialthinking"

@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from bassi.core.search.aliases import default_aliases
 from bassi.core.tools import ToolInfo
 
-FIELDS = ("name", "server", "summary", "description", "params")
+FIELDS = ("name", "server", "summary", "description", "params", "aliases")
 """Field order is the column order of the postings arrays and of the on-disk cache."""
 
 SUMMARY_CHARS = 300
@@ -75,6 +76,7 @@ def field_texts(tool: ToolInfo) -> tuple[str, ...]:
         summary(description),
         description,
         params_text(tool.input_schema),
+        default_aliases().of(tool.name),
     )
 
 
@@ -82,11 +84,12 @@ SEMANTIC_DESCRIPTION_CHARS = 400
 
 
 def semantic_text(fields: tuple[str, ...]) -> str:
-    """What a tool's meaning vector is made of: server and name (twice, they matter most)
-    and the start of the description."""
-    name, server, _summary, description, _params = fields
+    """What a tool's meaning vector is made of: server and name (twice, they matter most),
+    the start of the description, and how people talk about such tools (its aliases), which
+    moves the vector towards the phrasings of requests."""
+    name, server, _summary, description, _params, aliases = fields
     words = " ".join(_IDENTIFIER_PARTS.findall(name))
-    return f"{server} {words} {words} {description[:SEMANTIC_DESCRIPTION_CHARS]}"
+    return f"{server} {words} {words} {description[:SEMANTIC_DESCRIPTION_CHARS]} {aliases}"
 
 
 _IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")

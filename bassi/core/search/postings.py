@@ -21,9 +21,10 @@ from bassi.core.search.documents import FIELDS, field_texts, semantic_text
 from bassi.core.search.semantic import default_vectors
 from bassi.core.tools import ToolInfo
 
-BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5], dtype=np.float32)
-"""Per-field weight, in ``FIELDS`` order: a word in the name says more than one in a note."""
-LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75], dtype=np.float32)
+BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5, 6.0], dtype=np.float32)
+"""Per-field weight, in ``FIELDS`` order: a word in the name says more than one in a note.
+Aliases weigh most: they are written to be how people ask for exactly this kind of tool."""
+LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75, 0.5], dtype=np.float32)
 """BM25 ``b`` per field."""
 K1 = 1.2
 NAME_BONUS = 3.0

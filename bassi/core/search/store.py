@@ -28,7 +28,7 @@ from bassi.core.search.postings import Segment
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-tools-3"
+FORMAT = "bassi-tools-4"
 """Bumped whenever analysis or the stored layout changes, so old caches are rebuilt."""
 INDEX_NAME = "tools"
 
