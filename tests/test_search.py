@@ -320,3 +320,19 @@ def test_people_s_phrasings_reach_a_tool_through_its_name_words() -> None:
     )
     assert refs(idx.search("automatically sort newsletters"))[0] == ("outlook/create-mail-rule")
     assert refs(idx.search("think it through step by step"))[0] == "thinker/sequentialthinking"
+
+
+def test_saying_an_alias_phrase_word_for_word_beats_its_words_scattered() -> None:
+    """ "sort incoming mail" is how people describe mail rules; its words one by one
+    ("mail", "folders", "incoming") fit moving a message as well."""
+    catalog = dict(CATALOG)
+    catalog["mail"] = [
+        *CATALOG["mail"],
+        tool("mail", "create-mail-rule", "Create a messageRule object"),
+        tool("mail", "list-mail-folders", "List mail folders"),
+        tool("mail", "move-mail-message", "Move a message to another folder"),
+        tool("mail", "create-mail-folder", "Create a mail folder"),
+    ]
+    idx = ToolIndex()
+    idx.sync(registry_of(catalog))
+    assert refs(idx.search("auto sort incoming mail into folders"))[0] == "mail/create-mail-rule"

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 
-from bassi.core.search.analysis import stem, words
+from bassi.core.search.analysis import stem, stems, words
 
 ALIAS_CHARS = 1_500
 """Cap on one tool's alias text, whatever the number of matching keys."""
@@ -37,7 +38,7 @@ class Aliases:
             key, colon, phrasings = line.partition(":")
             stems = frozenset(stem(w) for w in words(key))
             if colon and stems and phrasings.strip():
-                out.append((stems, " ".join(p.strip() for p in phrasings.split(","))))
+                out.append((stems, ", ".join(p.strip() for p in phrasings.split(",") if p.strip())))
                 _KEY_STEMS.update(stems)
         return cls(tuple(out))
 
@@ -45,7 +46,18 @@ class Aliases:
         """The phrasings for a tool named ``name`` (empty when no key matches)."""
         have = _name_stems(name)
         found = [text for key, text in self.entries if key <= have]
-        return " ".join(found)[:ALIAS_CHARS]
+        return ", ".join(found)[:ALIAS_CHARS]
+
+
+def phrase_terms(text: str) -> list[str]:
+    """Adjacent content stems of each comma-separated phrasing, as one term each ("open hour"
+    of "opening hours"): a request that says the phrase matches it as a phrase, which counts
+    more than its words scattered over unrelated tools."""
+    out: list[str] = []
+    for phrase in text.split(","):
+        found = stems(phrase)
+        out += [f"{a} {b}" for a, b in pairwise(found)]
+    return out
 
 
 def _name_stems(name: str) -> frozenset[str]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from bassi.core.registry import Registry
+from bassi.core.search import analysis
 from bassi.core.search.actions import action_factors, is_verb, query_action, tool_actions
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.postings import Floats, Postings, Segment
@@ -36,6 +38,8 @@ about the thing asked for."""
 SEMANTIC_WEIGHT = 1.0
 """Meaning similarity (cosine, at most 1) against the lexical score scaled to 1."""
 SEMANTIC_FLOOR = 0.5
+PHRASE_WEIGHT = 1.0
+"""How much saying one of a tool's alias phrasings word for word adds, on top of its words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +186,11 @@ class ToolIndex:
                     vector *= VERB_WEIGHT
                 lexical += vector
                 matched.append((concept.surfaces, vector))
+        typed = analysis.stems(parsed.text)
+        for pair in dict.fromkeys(f"{a} {b}" for a, b in pairwise(typed)):
+            found = self._postings.lookup(pair)
+            if found is not None:
+                lexical[found[0]] += PHRASE_WEIGHT * found[1]
         scores = self._fuse(lexical, parsed.text) * action_factors(request.action, self._actions)
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from bassi.core.search.aliases import phrase_terms
 from bassi.core.search.analysis import stems
 from bassi.core.search.documents import FIELDS, field_texts, semantic_text
 from bassi.core.search.semantic import default_vectors
@@ -27,10 +28,11 @@ Aliases weigh most: they are written to be how people ask for exactly this kind 
 LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75, 0.5], dtype=np.float32)
 """BM25 ``b`` per field."""
 K1 = 1.2
-NAME_BONUS = 3.0
+NAME_BONUS = 2.0
 """Added (times idf) when the term is in the tool's or its server's name: a name says what a
 tool does, a description also says what it does not."""
 _NAMING_FIELDS = 2
+_ALIAS_FIELD = FIELDS.index("aliases")
 
 Ints = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float32]
@@ -67,6 +69,8 @@ class Segment:
             for f, text in enumerate(texts):
                 counts = Counter(stems(text))
                 lengths[d, f] = sum(counts.values())
+                if f == _ALIAS_FIELD:
+                    counts.update(phrase_terms(text))
                 for word, n in counts.items():
                     term.append(ids.setdefault(word, len(ids)))
                     doc.append(d)
