@@ -336,3 +336,22 @@ def test_saying_an_alias_phrase_word_for_word_beats_its_words_scattered() -> Non
     idx = ToolIndex()
     idx.sync(registry_of(catalog))
     assert refs(idx.search("auto sort incoming mail into folders"))[0] == "mail/create-mail-rule"
+
+
+def test_a_name_with_things_the_request_never_mentions_ranks_below_its_plainer_sibling() -> None:
+    idx = ToolIndex()
+    idx.sync(
+        registry_of(
+            {
+                "todo": [
+                    tool(
+                        "todo",
+                        "update-todo-task-list",
+                        "Update a task list; tasks in it keep their task details",
+                    ),
+                    tool("todo", "update-todo-task", "Update a to-do item"),
+                ],
+            }
+        )
+    )
+    assert refs(idx.search("change the task"))[0] == "todo/update-todo-task"

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from bassi.core.search.analysis import stem, words
+from bassi.core.search.analysis import is_content, stem, words
 from bassi.core.search.semantic import default_vectors
 from bassi.core.search.typos import Corrector
 
@@ -196,6 +196,22 @@ def tool_actions(names: Sequence[str]) -> npt.NDArray[np.uint8]:
             elif action:
                 break
         out[i] = action
+    return out
+
+
+def name_objects(name: str, server: str) -> list[str]:
+    """The stems of what a tool's name says it acts on: the words after its leading verbs,
+    without the server's own name (``slack_get_user_profile`` -> user, profile)."""
+    own = {stem(w) for w in words(server)}
+    out: list[str] = []
+    leading = True
+    for word in words(name):
+        stemmed = stem(word)
+        if leading and (stemmed in _TOOL_VERBS or word == "or"):
+            continue
+        leading = False
+        if is_content(word) and stemmed not in own:
+            out.append(stemmed)
     return out
 
 

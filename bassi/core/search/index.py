@@ -17,7 +17,13 @@ import numpy.typing as npt
 
 from bassi.core.registry import Registry
 from bassi.core.search import analysis
-from bassi.core.search.actions import action_factors, is_verb, query_action, tool_actions
+from bassi.core.search.actions import (
+    action_factors,
+    is_verb,
+    name_objects,
+    query_action,
+    tool_actions,
+)
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
@@ -40,6 +46,8 @@ SEMANTIC_WEIGHT = 1.0
 SEMANTIC_FLOOR = 0.5
 PHRASE_WEIGHT = 1.0
 """How much saying one of a tool's alias phrasings word for word adds, on top of its words."""
+UNSAID_PENALTY = 0.05
+"""Score divisor step per thing a tool's name acts on that the request does not mention."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,9 @@ class ToolIndex:
         self._tools: list[ToolInfo] = []
         self._servers_of: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._actions: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
+        self._object_ids: dict[str, int] = {}
+        self._object_terms: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._object_docs: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._server_ids: dict[str, int] = {}
         self._names: dict[str, list[int]] = {}
         self._postings = Postings([])
@@ -159,6 +170,16 @@ class ToolIndex:
             np.arange(len(servers), dtype=np.int32), [len(s.tools) for _, s in servers]
         )
         self._actions = tool_actions([t.name for t in self._tools])
+        object_ids: dict[str, int] = {}
+        object_terms: list[int] = []
+        object_docs: list[int] = []
+        for i, tool in enumerate(self._tools):
+            for word in dict.fromkeys(name_objects(tool.name, tool.server)):
+                object_terms.append(object_ids.setdefault(word, len(object_ids)))
+                object_docs.append(i)
+        self._object_ids = object_ids
+        self._object_terms = np.array(object_terms, dtype=np.int32)
+        self._object_docs = np.array(object_docs, dtype=np.int32)
         names: dict[str, list[int]] = {}
         for i, tool in enumerate(self._tools):
             names.setdefault(tool.name.lower(), []).append(i)
@@ -192,6 +213,7 @@ class ToolIndex:
             if found is not None:
                 lexical[found[0]] += PHRASE_WEIGHT * found[1]
         scores = self._fuse(lexical, parsed.text) * action_factors(request.action, self._actions)
+        scores *= self._specificity(parsed.concepts)
         for form in parsed.name_forms:
             for i in self._names.get(form, ()):
                 scores[i] += _EXACT_BONUS
@@ -209,6 +231,26 @@ class ToolIndex:
             )
             for i in ranked
         ]
+
+    def _specificity(self, concepts: Sequence[Concept]) -> Floats:
+        """Per tool, a small penalty for each thing its name acts on that the request never
+        mentions: "add a task" wants ``create-todo-task`` more than ``create-todo-task-list``,
+        "forward the email" the mail tool more than ``forward-calendar-event``."""
+        said = {
+            self._object_ids[s]
+            for concept in concepts
+            for stems, _ in concept.members
+            for s in stems
+            if s in self._object_ids
+        }
+        unsaid = (
+            ~np.isin(self._object_terms, list(said))
+            if said
+            else np.ones(len(self._object_terms), dtype=bool)
+        )
+        counts = np.bincount(self._object_docs[unsaid], minlength=len(self._tools))
+        out: Floats = (1.0 / (1.0 + UNSAID_PENALTY * counts)).astype(np.float32)
+        return out
 
     def _fuse(self, lexical: Floats, text: str) -> Floats:
         """Lexical score (scaled to the best tool's) plus weighted meaning similarity. A tool
