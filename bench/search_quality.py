@@ -1,7 +1,9 @@
 """How well bassi's tool search finds the tool a person means.
 
 Loads a corpus of real tool definitions into a Registry and ToolIndex exactly as the app does
-(no server processes) and runs a query set against it. Usage, from the repo root:
+(no server processes), waits until every tool's sentence-encoder vector is ready (the app's
+steady state: word matching fused with the encoder) and runs a query set against it. Usage,
+from the repo root:
 
     .venv/bin/python bench/search_quality.py --corpus ../shared/bench/corpus \
         --queries ../shared/bench/queries_dev.jsonl [--rankings OUT.jsonl] [--json]
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=Path, required=True)
     parser.add_argument("--rankings", type=Path)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--lexical", action="store_true", help="do not wait for the encoder: words only"
+    )
     args = parser.parse_args(argv)
 
     registry = load_registry(args.corpus)
@@ -88,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         index.sync(registry)
         build_s = time.perf_counter() - start
+        fused = not args.lexical and index.wait_semantic()
+        semantic_s = time.perf_counter() - start
         summary, rankings = evaluate(index, load_queries(args.queries))
+    summary["fused"] = fused
 
     if args.rankings:
         with args.rankings.open("w", encoding="utf-8") as out:
@@ -97,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summary))
         return 0
-    print(f"{len(index)} tools indexed in {build_s:.3f} s; {summary['queries']} queries")
+    print(
+        f"{len(index)} tools indexed in {build_s:.3f} s, "
+        + (f"encoder vectors ready in {semantic_s:.3f} s" if fused else "words only (not fused)")
+        + f"; {summary['queries']} queries"
+    )
     if "top1" in summary:
         print(
             f"top-1 {summary['top1']:.3f}  top-3 {summary['top3']:.3f}  "

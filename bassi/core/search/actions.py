@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bassi.core.search.analysis import is_content, stem, words
-from bassi.core.search.semantic import default_vectors
+from bassi.core.search.encoder import known_words
 from bassi.core.search.typos import Corrector
 
 
@@ -150,7 +150,7 @@ def query_action(text: str) -> Request:
     if first in _QUESTIONS or (first == "how" and len(typed) > 1 and typed[1] in _HOW_QUESTIONS):
         return Request(READ, "")
     tokens = list(typed)
-    if tokens[0] not in _VERB_WORDS and not default_vectors().knows(tokens[0]):
+    if tokens[0] not in _VERB_WORDS and tokens[0] not in known_words():
         fixes = _VERB_TYPOS.corrections(tokens[0])
         if len(fixes) == 1:  # "deleet the contact": a mistyped verb is still the request
             tokens[0] = fixes[0]

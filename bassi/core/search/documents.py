@@ -80,19 +80,32 @@ def field_texts(tool: ToolInfo) -> tuple[str, ...]:
     )
 
 
-SEMANTIC_DESCRIPTION_CHARS = 400
-
-
-def semantic_text(fields: tuple[str, ...]) -> str:
-    """What a tool's meaning vector is made of: server and name (twice, they matter most),
-    the start of the description, and how people talk about such tools (its aliases), which
-    moves the vector towards the phrasings of requests."""
-    name, server, _summary, description, _params, aliases = fields
-    words = " ".join(_IDENTIFIER_PARTS.findall(name))
-    return f"{server} {words} {words} {description[:SEMANTIC_DESCRIPTION_CHARS]} {aliases}"
-
-
+ENCODER_DESCRIPTION_CHARS = 1_000
+"""Enough for the sentences the encoder reads; the rest never reaches it."""
+ENCODER_SENTENCES = 2
+ENCODER_PARAMS = 30
 _IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+
+
+def _name_words(identifier: str) -> str:
+    return " ".join(w.lower() for w in _IDENTIFIER_PARTS.findall(identifier[:200]))
+
+
+def encoder_text(tool: ToolInfo) -> str:
+    """What the sentence encoder reads of a tool: server, name words, the first two sentences
+    of the description and the parameter names. Measured against name + one sentence, with
+    and without parameters: parameters say what a tool acts on ("channel", "recipient") where
+    a terse description does not, and later sentences are mostly usage notes. Aliases are left
+    out: they are written against known phrasings, the encoder is there for unknown ones."""
+    head = tool.description[:ENCODER_DESCRIPTION_CHARS]
+    parts = [p for p in map(str.strip, _SENTENCE_END.split(head)) if p]
+    sentences = " ".join(parts[:ENCODER_SENTENCES])
+    text = f"{tool.server[:100]} {_name_words(tool.name)}: {sentences}"
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return text
+    names = ", ".join(_name_words(str(p)) for p in list(properties)[:ENCODER_PARAMS])
+    return f"{text} Parameters: {names}"
 
 
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:

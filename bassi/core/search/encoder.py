@@ -10,6 +10,7 @@ the UI for the second core, and loads on first use: ``import onnxruntime`` alone
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -94,3 +95,13 @@ def default_encoder() -> SentenceEncoder:
     """The encoder shipped with bassi, shared by every index in the process (one model in
     memory)."""
     return SentenceEncoder(Path(str(resources.files(__package__).joinpath("models"))))
+
+
+@cache
+def known_words() -> frozenset[str]:
+    """The whole words of the model's vocabulary (30,000 common English words and names):
+    a word here is a real word, not a typo to correct, even when no tool uses it
+    ("contract"). Read straight from ``tokenizer.json``, without loading the model."""
+    path = resources.files(__package__).joinpath("models", TOKENIZER_FILE)
+    vocabulary = json.loads(path.read_text("utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocabulary if not w.startswith("##"))

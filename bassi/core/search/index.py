@@ -3,6 +3,12 @@
 Each server's tools are analysed into a segment; segments are merged into in-memory postings
 that answer queries in a few milliseconds even at 10,000 tools. A server whose tool
 definitions hash is unchanged is left alone, so a reconnect re-indexes only what changed.
+
+Word matching is fused with a sentence encoder's similarity, which finds requests that share
+no word with their tool. Tool vectors arrive from a background worker (``ToolVectors``): the
+index is searchable by words at once, and each server's tools join the fused ranking as soon
+as their vectors are ready. The index itself is not thread-safe and is used from one thread
+(the event loop); the worker never touches it.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ from bassi.core.search.actions import (
     tool_actions,
 )
 from bassi.core.search.documents import definitions_hash
+from bassi.core.search.encoder import DIMENSIONS, default_encoder, known_words
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
-from bassi.core.search.semantic import default_vectors
 from bassi.core.search.store import SegmentStore
+from bassi.core.search.tool_vectors import ToolVectors
 from bassi.core.search.typos import Corrector
 from bassi.core.search.vocabulary import Concept, default_vocabulary
 from bassi.core.tools import ToolInfo
@@ -41,9 +48,14 @@ VERB_WEIGHT = 0.5
 """How much an action word counts as a term: tools sharing the verb are already preferred by
 the action match, and a verb inside a name (``git_show``, ``get-calendar-view``) says little
 about the thing asked for."""
-SEMANTIC_WEIGHT = 1.0
-"""Meaning similarity (cosine, at most 1) against the lexical score scaled to 1."""
-SEMANTIC_FLOOR = 0.5
+ENCODER_WEIGHT = 2.0
+"""Sentence-encoder similarity against the lexical score scaled to 1 (see
+``bench/fusion_grid.py``)."""
+ENCODER_FLOOR = 0.1
+"""Cosine that counts as no similarity: unrelated texts sit around 0.1-0.2, not 0."""
+LISTING_COSINE = 0.3
+"""A tool no query word reaches is listed only from this cosine on, so nonsense queries
+still find nothing."""
 PHRASE_WEIGHT = 1.0
 """How much saying one of a tool's alias phrasings word for word adds, on top of its words."""
 UNSAID_PENALTY = 0.05
@@ -95,10 +107,27 @@ class ToolIndex:
         self._postings = Postings([])
         self._vocabulary = default_vocabulary()
         self._corrector = Corrector(())
+        self._vectors = ToolVectors(
+            default_encoder(),
+            cache_dir.parent / f"{cache_dir.name}-vectors" if cache_dir is not None else None,
+        )
+        self._meaning_generation = -1
+        self._meaning: Floats | None = None
         self.stats = IndexStats()
 
     def __len__(self) -> int:
         return len(self._tools)
+
+    def wait_semantic(self, timeout: float | None = None) -> bool:
+        """Block until every tool's vector is ready and the model is loaded, so searches are
+        fused (True), or ``timeout`` seconds pass or the model cannot run (False). For
+        benchmarks, tests and one-shot command-line searches; the app never waits."""
+        return self._vectors.wait(timeout)
+
+    @property
+    def semantic_ready(self) -> bool:
+        """Whether searches right now are fused for every tool (never blocks)."""
+        return self._vectors.wait(0)
 
     def update_server(self, server: str, tools: Sequence[ToolInfo]) -> bool:
         """Replace a server's tools. False (and nothing done) when they are unchanged."""
@@ -156,6 +185,9 @@ class ToolIndex:
             self._servers.pop(name, None)
         if stale or removed:
             self._rebuild()
+        self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
+        if removed or keep_on_disk is not None:
+            self._vectors.forget(removed, keep_on_disk=keep_on_disk)
         forgotten = {*removed, *(on_disk - keep_on_disk if keep_on_disk is not None else ())}
         if self._store is not None and (analysed or forgotten):
             self._store.save(analysed, forgotten)
@@ -185,6 +217,7 @@ class ToolIndex:
             names.setdefault(tool.name.lower(), []).append(i)
             names.setdefault(f"{tool.server}/{tool.name}".lower(), []).append(i)
         self._names = names
+        self._meaning_generation = -1
         self._corrector = Corrector(
             [*self._postings.vocabulary, *(s for k in self._vocabulary.expansions for s in k)]
         )
@@ -253,18 +286,39 @@ class ToolIndex:
         return out
 
     def _fuse(self, lexical: Floats, text: str) -> Floats:
-        """Lexical score (scaled to the best tool's) plus weighted meaning similarity. A tool
-        no query word reaches needs a clear similarity to be listed at all, so nonsense
-        queries still find nothing."""
+        """Lexical score (scaled to the best tool's) plus weighted encoder similarity above
+        its floor. Before the vectors are ready, the lexical score alone."""
         best = float(lexical.max()) if len(lexical) else 0.0
-        query = default_vectors().embed(text)
+        fused = lexical / best if best > 0 else lexical.copy()
+        meaning = self._tool_vectors()
+        query = self._vectors.encode_query(text) if meaning is not None else None
+        if meaning is None or query is None:
+            return fused
         # einsum, not BLAS: a multi-threaded BLAS call on a busy 2-core machine was measured
         # at 20 ms where this single-threaded loop takes 2 ms at 10,000 tools
-        similarity = np.einsum("ij,j->i", self._postings.vectors, query)
-        fused = (lexical / best if best > 0 else lexical) + SEMANTIC_WEIGHT * similarity
-        fused[(lexical <= 0) & (similarity < SEMANTIC_FLOOR)] = 0.0
-        out: Floats = np.maximum(fused, 0.0).astype(np.float32)
+        cosine = np.einsum("ij,j->i", meaning, query)
+        fused += ENCODER_WEIGHT * np.maximum(cosine - ENCODER_FLOOR, 0.0)
+        fused[(lexical <= 0) & (cosine < LISTING_COSINE)] = 0.0
+        out: Floats = fused.astype(np.float32, copy=False)
         return out
+
+    def _tool_vectors(self) -> Floats | None:
+        """Every tool's vector in index order (zeros for servers still waiting), rebuilt
+        when the worker has published more since the last search; None before any."""
+        generation = self._vectors.generation
+        if generation != self._meaning_generation:
+            blocks: list[Floats] = []
+            found = False
+            for name, server in self._servers.items():
+                vectors = self._vectors.get(name, server.digest)
+                if vectors is None or not len(vectors):
+                    blocks.append(np.zeros((len(server.tools), DIMENSIONS), dtype=np.float32))
+                else:
+                    blocks.append(vectors.astype(np.float32))
+                    found = True
+            self._meaning = np.vstack(blocks) if found else None
+            self._meaning_generation = generation
+        return self._meaning
 
     def _concept_scores(self, concept: Concept) -> Floats | None:
         """Per tool, the best-scoring way the tool says what the concept means. Taking the
@@ -280,7 +334,7 @@ class ToolIndex:
             len(own) == 1
             and len(members) == 1
             and own[0] not in self._corrector
-            and not default_vectors().knows(typed)
+            and typed not in known_words()
         ):
             members += [((fix,), TYPO_WEIGHT) for fix in self._corrector.corrections(own[0])]
         for stems, weight in members:

@@ -18,8 +18,7 @@ import numpy.typing as npt
 
 from bassi.core.search.aliases import phrase_terms
 from bassi.core.search.analysis import stems
-from bassi.core.search.documents import FIELDS, field_texts, semantic_text
-from bassi.core.search.semantic import default_vectors
+from bassi.core.search.documents import FIELDS, field_texts
 from bassi.core.tools import ToolInfo
 
 BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5, 6.0], dtype=np.float32)
@@ -51,8 +50,6 @@ class Segment:
     tf: Floats
     lengths: Floats
     """Shape (tools, fields): terms per field."""
-    vectors: npt.NDArray[np.float16]
-    """Shape (tools, dimensions): each tool's unit-length meaning vector."""
 
     @classmethod
     def build(cls, tools: Sequence[ToolInfo]) -> Segment:
@@ -62,10 +59,8 @@ class Segment:
         field: list[int] = []
         tf: list[int] = []
         lengths = np.zeros((len(tools), len(FIELDS)), dtype=np.float32)
-        semantic: list[str] = []
         for d, tool in enumerate(tools):
             texts = field_texts(tool)
-            semantic.append(semantic_text(texts))
             for f, text in enumerate(texts):
                 counts = Counter(stems(text))
                 lengths[d, f] = sum(counts.values())
@@ -84,7 +79,6 @@ class Segment:
             field=np.array(field, dtype=np.int8),
             tf=np.array(tf, dtype=np.float32),
             lengths=lengths,
-            vectors=default_vectors().embed_many(semantic).astype(np.float16),
         )
 
     @property
@@ -99,12 +93,6 @@ class Postings:
     def __init__(self, segments: Sequence[Segment]) -> None:
         self.vocabulary: dict[str, int] = {}
         self.size = sum(s.size for s in segments)
-        dimensions = default_vectors().dimensions
-        self.vectors: Floats = (
-            np.vstack([s.vectors for s in segments]).astype(np.float32)
-            if segments
-            else np.zeros((0, dimensions), dtype=np.float32)
-        )
         if self.size == 0:
             self.docs: Ints = np.zeros(0, dtype=np.int32)
             self.weights: Floats = np.zeros(0, dtype=np.float32)

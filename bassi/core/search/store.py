@@ -28,7 +28,7 @@ from bassi.core.search.postings import Segment
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-tools-4"
+FORMAT = "bassi-tools-5"
 """Bumped whenever analysis or the stored layout changes, so old caches are rebuilt."""
 INDEX_NAME = "tools"
 
@@ -43,7 +43,6 @@ def _schema() -> fields.Schema:
         vocabulary=fields.STORED,
         postings=fields.STORED,
         lengths=fields.STORED,
-        vectors=fields.STORED,
     )
 
 
@@ -137,7 +136,6 @@ def _document(server: str, digest: str, segment: Segment) -> dict[str, Any]:
         "vocabulary": "\n".join(segment.vocabulary),
         "postings": entries.tobytes(),
         "lengths": segment.lengths.astype("<f4").tobytes(),
-        "vectors": segment.vectors.astype("<f2").tobytes(),
     }
 
 
@@ -146,7 +144,6 @@ def _segment_from(stored: dict[str, Any]) -> Segment:
     vocabulary = tuple(str(stored["vocabulary"]).split("\n")) if stored["vocabulary"] else ()
     entries = np.frombuffer(stored["postings"], dtype=_ENTRY)
     lengths = np.frombuffer(stored["lengths"], dtype="<f4").reshape(len(tools), len(FIELDS))
-    vectors = np.frombuffer(stored["vectors"], dtype="<f2").reshape(len(tools), -1)
     if len(entries) and (
         int(entries["term"].max()) >= len(vocabulary) or int(entries["doc"].max()) >= len(tools)
     ):
@@ -159,5 +156,4 @@ def _segment_from(stored: dict[str, Any]) -> Segment:
         field=entries["field"].astype(np.int8),
         tf=entries["tf"].astype(np.float32),
         lengths=lengths.astype(np.float32),
-        vectors=vectors.astype(np.float16),
     )

@@ -12,51 +12,35 @@ own thread, notices the new generation at its next search and swaps in the vecto
 
 from __future__ import annotations
 
+import atexit
 import logging
-import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from bassi.core.search.encoder import SentenceEncoder, Vectors
+from bassi.core.search.documents import encoder_text
+from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors
 from bassi.core.search.vector_cache import HalfVectors, VectorCache
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
 
-DESCRIPTION_CHARS = 1_000
-"""Enough for the two sentences used; the rest never reaches the model."""
-SENTENCES = 2
-MAX_PARAMS = 30
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
-_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+CHUNK = 16
+"""Tools encoded between two looks at whether the process is exiting."""
+_exiting = threading.Event()
+_workers: set[threading.Thread] = set()
 
 
-def _words(identifier: str) -> str:
-    return " ".join(w.lower() for w in _WORDS.findall(identifier[:200]))
-
-
-def tool_text(tool: ToolInfo) -> str:
-    """What the encoder reads of a tool: server, name words, the first two sentences of the
-    description and the parameter names. Measured against name + one sentence, with and
-    without parameters: the parameters say what a tool acts on ("channel", "recipient")
-    where a terse description does not, and later sentences are mostly usage notes."""
-    parts = [p.strip() for p in _SENTENCE_END.split(tool.description[:DESCRIPTION_CHARS])]
-    sentences = " ".join([p for p in parts if p][:SENTENCES])
-    text = f"{tool.server[:100]} {_words(tool.name)}: {sentences}"
-    params = _param_names(tool.input_schema)
-    return f"{text} Parameters: {params}" if params else text
-
-
-def _param_names(schema: Mapping[str, Any]) -> str:
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return ""
-    return ", ".join(_words(str(name)) for name in list(properties)[:MAX_PARAMS])
+@atexit.register
+def _stop_workers() -> None:
+    """Let every worker finish the text in hand before the interpreter goes away: a thread
+    killed inside onnxruntime at exit aborts the process ("terminate called...")."""
+    _exiting.set()
+    for worker in list(_workers):
+        worker.join(timeout=10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,19 +117,22 @@ class ToolVectors:
         wanted = self._queue or (self._wanted and not self.encoder.loaded)
         if wanted and self._worker is None and not self._failed:
             self._worker = threading.Thread(target=self._run, name="tool-vectors", daemon=True)
+            _workers.add(self._worker)
             self._worker.start()
 
     def _run(self) -> None:
         try:
             while True:
                 with self._lock:
-                    if not self._queue:
+                    if not self._queue or _exiting.is_set():
                         break
                     server = next(iter(self._queue))
                     del self._queue[server]
                     job = self._wanted[server]
                     self._busy = True
                 vectors = self._vectors_of(server, job)
+                if vectors is None:
+                    break
                 with self._lock:
                     self._busy = False
                     wanted = self._wanted.get(server)
@@ -153,25 +140,34 @@ class ToolVectors:
                         self._ready[server] = (job.digest, vectors)
                         self.generation += 1
                     self._lock.notify_all()
-            self.encoder.load()
+            if not _exiting.is_set():
+                self.encoder.load()
         except Exception:
             log.exception("computing tool vectors failed; search stays lexical")
             with self._lock:
                 self._failed = True
         finally:
             with self._lock:
+                _workers.discard(threading.current_thread())
                 self._busy = False
                 self._worker = None
-                if self._queue:
+                if self._queue and not _exiting.is_set():
                     self._start()
                 self._lock.notify_all()
 
-    def _vectors_of(self, server: str, job: _Job) -> HalfVectors:
+    def _vectors_of(self, server: str, job: _Job) -> HalfVectors | None:
+        """The server's vectors from the cache, else from the model; None when the process
+        began exiting meanwhile."""
         if self._cache is not None:
             cached = self._cache.load(server, job.digest, len(job.tools))
             if cached is not None:
                 return cached
-        vectors = self.encoder.encode([tool_text(t) for t in job.tools]).astype(np.float16)
+        texts = [encoder_text(t) for t in job.tools]
+        vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
+        for start in range(0, len(texts), CHUNK):
+            if _exiting.is_set():
+                return None
+            vectors[start : start + CHUNK] = self.encoder.encode(texts[start : start + CHUNK])
         if self._cache is not None:
             self._cache.save(server, job.digest, vectors)
         return vectors
