@@ -36,6 +36,7 @@ from bassi.core.bridge import CallTracker, proxy_config
 from bassi.core.catalog import Catalog
 from bassi.core.events import AgentEvent
 from bassi.core.exposure import USER_CHOSEN, Exposure, ToolExposure
+from bassi.core.history import EXCHANGES_SHOWN, History, load_history
 from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS, MetaTools
 from bassi.core.permissions import (
     PermissionRules,
@@ -103,6 +104,9 @@ class Runtime:
         self._started = False
         self._session: AgentSession | None = None
         self._resume_id: str | None = None
+        self._continued: SDKSessionInfo | None = None
+        self._continue_looked_up = False
+        self._continue_lock = asyncio.Lock()
         self._proxied: set[str] = set()
         self._listed: dict[str, object] = {}
         self._lock = asyncio.Lock()
@@ -178,9 +182,33 @@ class Runtime:
         if self._session is not None:
             await self._session.interrupt()
 
-    async def list_sessions(self) -> list[SDKSessionInfo]:
+    async def list_sessions(self, limit: int = 20) -> list[SDKSessionInfo]:
         """Recent conversations in this project, newest first."""
-        return await asyncio.to_thread(recent_sessions, self.settings)
+        return await asyncio.to_thread(recent_sessions, self.settings, limit)
+
+    async def history(self, session_id: str, exchanges: int = EXCHANGES_SHOWN) -> History:
+        """The last ``exchanges`` exchanges of an earlier conversation, to show on resuming.
+        Raises HistoryUnavailable when its transcript cannot be read."""
+        return await asyncio.to_thread(load_history, self.settings, session_id, exchanges)
+
+    async def continued_session(self) -> SDKSessionInfo | None:
+        """With ``--continue``: the conversation being continued (the latest in this
+        directory), or None. Found once; the agent session then resumes exactly that one, so
+        what the UI replays is what the agent remembers."""
+        if not self.settings.continue_session:
+            return None
+        async with self._continue_lock:
+            if not self._continue_looked_up:
+                self._continue_looked_up = True
+                try:
+                    latest = await self.list_sessions(limit=1)
+                except Exception:
+                    logger.exception("could not list conversations to continue")
+                    latest = []
+                self._continued = latest[0] if latest else None
+                if self._continued and self._session is None and self._resume_id is None:
+                    self._resume_id = self._continued.session_id
+        return self._continued
 
     async def resume(self, session_id: str) -> None:
         """Continue an earlier conversation from the next message on. Tools the agent loaded
@@ -277,6 +305,7 @@ class Runtime:
         if self._session is not None:
             return self._session
         await self.start()
+        await self.continued_session()
         if not await self.catalog.wait_ready(READY_GRACE):
             logger.info("starting the session while some servers are still connecting")
         self._exposure.reset_loaded()

@@ -36,12 +36,14 @@ from claude_agent_sdk import (
     Message,
     ResultMessage,
     SDKSessionInfo,
+    SessionMessage,
     StreamEvent,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    get_session_messages,
     list_sessions,
 )
 
@@ -341,7 +343,7 @@ class _Turn:
             if isinstance(block, TextBlock) and not streamed and block.text:
                 yield TextDelta(block.text)
             elif isinstance(block, ToolUseBlock):
-                server, tool = _split_tool_name(block.name)
+                server, tool = split_tool_name(block.name)
                 yield ToolCallStarted(block.id, block.name, server, tool, dict(block.input))
 
     def _tool_results(self, message: UserMessage) -> Iterator[AgentEvent]:
@@ -350,7 +352,7 @@ class _Turn:
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 yield ToolCallFinished(
-                    block.tool_use_id, _result_text(block.content), bool(block.is_error)
+                    block.tool_use_id, result_text(block.content), bool(block.is_error)
                 )
 
     def finish(
@@ -414,7 +416,7 @@ def _error_for(
     return AgentError(kind, message, hint)
 
 
-def _split_tool_name(name: str) -> tuple[str | None, str]:
+def split_tool_name(name: str) -> tuple[str | None, str]:
     """``mcp__server__tool`` -> (server, tool); a built-in tool has no server."""
     if name.startswith("mcp__"):
         server, sep, tool = name[len("mcp__") :].partition("__")
@@ -423,7 +425,7 @@ def _split_tool_name(name: str) -> tuple[str | None, str]:
     return None, name
 
 
-def _result_text(content: str | list[dict[str, Any]] | None) -> str:
+def result_text(content: str | list[dict[str, Any]] | None) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -455,20 +457,34 @@ def _join_prompt(system_prompt: str, extra: str) -> str:
 _environ_lock = threading.Lock()
 
 
-def recent_sessions(settings: Settings, limit: int = 20) -> list[SDKSessionInfo]:
-    """Conversations in this project directory, newest first (for ``/resume``).
-
-    Read from the CLI's transcripts in the config dir that ``settings.env`` gives the CLI. The
-    SDK finds that dir only through ``os.environ``, so it is set there for the call.
-    """
+@contextlib.contextmanager
+def _cli_config_dir(settings: Settings) -> Iterator[None]:
+    """Point the SDK's transcript readers at the config dir that ``settings.env`` gives the
+    CLI. They find it only through ``os.environ``, so it is set there for the call, under a
+    lock (the readers run in worker threads)."""
     config_dir = str(claude_config_dir(settings.env))
     with _environ_lock:
         saved = os.environ.get("CLAUDE_CONFIG_DIR")
         os.environ["CLAUDE_CONFIG_DIR"] = config_dir
         try:
-            return list_sessions(directory=str(settings.project_dir), limit=limit)
+            yield
         finally:
             if saved is None:
                 del os.environ["CLAUDE_CONFIG_DIR"]
             else:
                 os.environ["CLAUDE_CONFIG_DIR"] = saved
+
+
+def recent_sessions(settings: Settings, limit: int = 20) -> list[SDKSessionInfo]:
+    """Conversations in this project directory, newest first (for ``/resume``), read from the
+    CLI's transcripts."""
+    with _cli_config_dir(settings):
+        return list_sessions(directory=str(settings.project_dir), limit=limit)
+
+
+def session_messages(settings: Settings, session_id: str) -> list[SessionMessage]:
+    """The user and assistant messages of an earlier conversation in this project, oldest
+    first. Empty when its transcript is gone; raises what reading it raises (a transcript that
+    is not UTF-8 raises ``UnicodeDecodeError``)."""
+    with _cli_config_dir(settings):
+        return get_session_messages(session_id, directory=str(settings.project_dir))

@@ -2,14 +2,17 @@
 
 One ``Transcript`` per turn: text deltas stream into the current assistant message, a tool
 call closes it and gets its own block, the result fills that block in, and text after the
-tool call starts a new message. Each piece of text is shown exactly once.
+tool call starts a new message. Each piece of text is shown exactly once. ``replayed`` builds
+the same blocks for an earlier conversation, whole rather than streamed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.content import Content
+from textual.widget import Widget
 
 from bassi.core.events import (
     AgentError,
@@ -20,9 +23,10 @@ from bassi.core.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from bassi.core.history import HistoryItem, UserText
 from bassi.ui.safe import plain
 from bassi.ui.widgets.chat_log import ChatLog
-from bassi.ui.widgets.messages import AssistantMessage, Notice
+from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
 from bassi.ui.widgets.tool_call import ToolCallBlock
 
 
@@ -34,17 +38,28 @@ class SessionTotals:
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
     duration_ms: int = 0
 
     @property
     def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
+        """Every token the model read or wrote: with prompt caching most of the input is
+        cache reads, which ``input_tokens`` alone leaves out."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_creation_tokens
+        )
 
     def add(self, turn: TurnFinished) -> None:
         self.turns += 1
         self.cost_usd += turn.cost_usd or 0.0
         self.input_tokens += turn.input_tokens
         self.output_tokens += turn.output_tokens
+        self.cache_read_tokens += turn.cache_read_tokens
+        self.cache_creation_tokens += turn.cache_creation_tokens
         self.duration_ms += turn.duration_ms
 
 
@@ -104,3 +119,27 @@ def error_notice(message: str, hint: str | None) -> Notice:
     if hint:
         body = body + Content("\n") + plain(hint, "$text")
     return Notice(body, "error")
+
+
+NO_RESULT = "(no result: the turn ended before the tool returned)"
+
+
+def replayed(items: Sequence[HistoryItem]) -> list[Widget]:
+    """The blocks an earlier conversation showed, built whole (nothing streams)."""
+    widgets: list[Widget] = []
+    calls: dict[str, ToolCallBlock] = {}
+    for item in items:
+        if isinstance(item, UserText):
+            widgets.append(UserMessage(item.text))
+        elif isinstance(item, TextDelta):
+            widgets.append(AssistantMessage(item.text))
+        elif isinstance(item, ToolCallStarted):
+            block = ToolCallBlock(item.tool or item.qualified_name, item.server, item.arguments)
+            calls[item.id] = block
+            widgets.append(block)
+        elif (call := calls.get(item.id)) is not None:
+            call.finish(item.text, item.is_error)
+    for call in calls.values():
+        if call.result is None:
+            call.finish(NO_RESULT, True)
+    return widgets

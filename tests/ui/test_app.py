@@ -254,7 +254,9 @@ async def test_cost_clear_and_quit(make_app: AppFactory) -> None:
     app = make_app()
     async with app.run_test(size=BIG) as pilot:
         await submit(pilot, "/cost")
-        assert "This session: 0 turns, 0 input + 0 output tokens, $0.0000" in screen_text(app)
+        cost = " ".join(screen_text(app).split("This session:")[-1].split())
+        assert "turns 0 input tokens 0 output tokens 0 cache read tokens 0" in cost
+        assert "cache write tokens 0 all tokens 0 cost $0.0000" in cost
         await submit(pilot, "/clear")
         assert not app.screen.query_one(ChatLog).children
         await submit(pilot, "/quit")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
@@ -19,7 +20,8 @@ from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
 from bassi.ui.screens.chat import ChatScreen
 from bassi.ui.screens.resume import ResumeScreen
-from bassi.ui.widgets.messages import AssistantMessage
+from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
 from bassi.ui.widgets.status_bar import StatusBar
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from tests.scripted_model import ScriptedModel, Text, reply, text, tool_call
@@ -55,7 +57,14 @@ async def test_reply_streams_as_markdown_and_tool_call_shows_its_result(
     scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
 ) -> None:
     scripted_model.script(
-        reply(Text(ANSWER, chunks=6), tool_call("mcp__notes__add_note", {"text": "buy milk"})),
+        reply(
+            Text(ANSWER, chunks=6),
+            tool_call("mcp__notes__add_note", {"text": "buy milk"}),
+            input_tokens=30,
+            output_tokens=20,
+            cache_read_input_tokens=3000,
+            cache_creation_input_tokens=400,
+        ),
         text("Added it to your notes."),
     )
     app = make_app(env=chat_env)
@@ -85,9 +94,19 @@ async def test_reply_streams_as_markdown_and_tool_call_shows_its_result(
         assert log_children.index(block) < log_children.index(messages[1])
 
         bar = app.screen.query_one(StatusBar)
-        assert bar.session_tokens > 0
+        assert bar.session_tokens == 30 + 25 + 20 + 12 + 3000 + 400  # cache counts too
+        assert "3,487 tokens" in screen_text(app)
         await submit(pilot, "/cost")
-        assert "This session: 1 turn," in screen_text(app)
+        cost = screen_text(app).split("This session:")[-1]
+        for row in (
+            "turns 1",
+            "input tokens 55",
+            "output tokens 32",
+            "cache read tokens 3,000",
+            "cache write tokens 400",
+            "all tokens 3,487",
+        ):
+            assert row in " ".join(cost.split()), row
     assert isinstance(messages[0], Markdown)
 
 
@@ -173,18 +192,49 @@ async def test_approval_modal_deny_allow_once_and_always(
         assert added.tool == "add_note" and not added.is_error
 
 
-async def test_resume_picker_and_continue_flag(
+def log_blocks(app: BassiApp) -> list[tuple[str, str]]:
+    """The conversation blocks in the log, in order, as (kind, what they show)."""
+    blocks: list[tuple[str, str]] = []
+    for widget in app.screen.query_one(ChatLog).children:
+        if isinstance(widget, UserMessage):
+            blocks.append(("user", str(widget.content)))
+        elif isinstance(widget, AssistantMessage):
+            blocks.append(("assistant", widget.source))
+        elif isinstance(widget, ToolCallBlock):
+            blocks.append(("tool", f"{widget.server}/{widget.tool} -> {widget.result}"))
+    return blocks
+
+
+async def resumed(pilot: Pilot[object], app: BassiApp) -> str:
+    """Until the resume notice is shown; returns the screen's text then."""
+    await wait_for(pilot, lambda: "Resumed conversation from" in screen_text(app), 20, "resume")
+    await pilot.pause()
+    return screen_text(app)
+
+
+FIRST_CONVERSATION = [
+    ("user", "remember swordfish"),
+    ("assistant", "Noted: **swordfish**."),
+    ("tool", 'notes/add_note -> {"result":"added note 1 [general]"}'),
+    ("assistant", "Saved it to your notes."),
+]
+
+
+async def test_resume_picker_and_continue_flag_show_the_earlier_conversation(
     scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
 ) -> None:
     scripted_model.script(
-        text("Noted: swordfish."),
+        reply("Noted: **swordfish**.", tool_call("mcp__notes__add_note", {"text": "swordfish"})),
+        text("Saved it to your notes."),
         text("Back in the old conversation."),
         text("Continued."),
     )
     app = make_app(env=chat_env)
     async with app.run_test(size=BIG) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "/tool notes/add_note")
         await submit(pilot, "remember swordfish")
-        await turn_done(pilot, app, "Noted: swordfish.")
+        await turn_done(pilot, app, "Saved it to your notes.")
 
     app = make_app(env=chat_env)
     async with app.run_test(size=BIG) as pilot:
@@ -192,16 +242,74 @@ async def test_resume_picker_and_continue_flag(
         await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), 20, "picker")
         assert "remember swordfish" in screen_text(app)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "Resuming: remember swordfish" in screen_text(app))
+        shown = await resumed(pilot, app)
+        assert ", 3 earlier messages." in shown
+        assert log_blocks(app) == FIRST_CONVERSATION
+        assert "Noted: swordfish." in shown  # Markdown, rendered
+        assert 'text="swordfish"' in shown  # the tool call's arguments
+        block = app.screen.query_one(ToolCallBlock)
+        assert not block.is_error
         await submit(pilot, "what was it?")
         await turn_done(pilot, app, "Back in the old conversation.")
-    history = scripted_model.turn_requests[1].messages
-    assert any("Noted: swordfish." in str(m["content"]) for m in history)
+        assert log_blocks(app)[len(FIRST_CONVERSATION) :] == [
+            ("user", "what was it?"),
+            ("assistant", "Back in the old conversation."),
+        ]
+    history = scripted_model.turn_requests[2].messages
+    assert any("Saved it to your notes." in str(m["content"]) for m in history)
 
     app = make_app(env=chat_env, continue_session=True)
     async with app.run_test(size=BIG) as pilot:
-        await wait_for(pilot, lambda: "Continuing the last conversation" in screen_text(app))
+        shown = await resumed(pilot, app)
+        assert ", 5 earlier messages." in shown
+        earlier = [
+            *FIRST_CONVERSATION,
+            ("user", "what was it?"),
+            ("assistant", "Back in the old conversation."),
+        ]
+        assert log_blocks(app) == earlier
         await submit(pilot, "and now?")
         await turn_done(pilot, app, "Continued.")
-    history = scripted_model.turn_requests[2].messages
+        assert log_blocks(app)[len(earlier) :] == [
+            ("user", "and now?"),
+            ("assistant", "Continued."),
+        ]
+    history = scripted_model.turn_requests[3].messages
     assert any("Back in the old conversation." in str(m["content"]) for m in history)
+
+
+async def test_an_unreadable_conversation_is_a_notice_not_a_crash(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(text("Noted."))
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "remember swordfish")
+        await turn_done(pilot, app, "Noted.")
+    (transcript,) = (Path(chat_env["CLAUDE_CONFIG_DIR"]) / "projects").rglob("*.jsonl")
+    data = transcript.read_bytes()
+    middle = len(data) // 2
+    transcript.write_bytes(data[:middle] + b"\xff\xfe not utf-8 \xc3\x28" + data[middle:])
+
+    app = make_app(env=chat_env, continue_session=True)
+    async with app.run_test(size=BIG) as pilot:
+        await resumed(pilot, app)
+        (notice,) = unreadable(app)
+        assert ": remember swordfish. Its messages cannot be shown: its transcript could not " in (
+            notice
+        )
+        assert "can't decode byte 0xff" in notice
+        assert log_blocks(app) == []
+        await submit(pilot, "/resume")
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), 20, "picker")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(unreadable(app)) == 2, what="second notice")
+        assert app.is_running and log_blocks(app) == []
+
+
+def unreadable(app: BassiApp) -> list[str]:
+    return [
+        str(n.content)
+        for n in app.screen.query(Notice)
+        if "cannot be shown" in str(n.content) and n.has_class("-warning")
+    ]

@@ -12,7 +12,10 @@ import contextlib
 from collections.abc import Callable
 from typing import ClassVar
 
+from claude_agent_sdk import SDKSessionInfo
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,15 +24,16 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
 from bassi.core.tools import ToolInfo
 from bassi.ui.commands import COMMANDS, KEYS, CommandError, Invocation, is_command, parse
 from bassi.ui.safe import plain, plain_line, plain_text
 from bassi.ui.screens.approval import ApprovalScreen
-from bassi.ui.screens.resume import ResumeScreen, session_title
+from bassi.ui.screens.resume import ResumeScreen, session_title, when
 from bassi.ui.screens.tool_card import ToolCardScreen
-from bassi.ui.transcript import SessionTotals, Transcript, error_notice
+from bassi.ui.transcript import SessionTotals, Transcript, error_notice, replayed
 from bassi.ui.widgets.catalog import CatalogView
 from bassi.ui.widgets.chat_log import ChatLog
 from bassi.ui.widgets.messages import Notice, UserMessage
@@ -106,9 +110,17 @@ class ChatScreen(Screen[None]):
         except Exception as exc:
             await self.log_widget.add(error_notice(f"bassi could not start: {exc}", None))
             return
-        if self.runtime.settings.continue_session:
-            await self.log_widget.add(Notice("Continuing the last conversation in this directory."))
         self.show_status()
+        if self.runtime.settings.continue_session:
+            continued = await self.runtime.continued_session()
+            if continued is None:
+                await self.log_widget.add(
+                    Notice(
+                        "No earlier conversation in this directory to continue: this is a new one."
+                    )
+                )
+            else:
+                await self.show_resumed(continued)
 
     def show_status(self) -> None:
         bar = self.query_one(StatusBar)
@@ -333,12 +345,22 @@ class ChatScreen(Screen[None]):
 
     async def command_cost(self, _argument: str) -> None:
         t = self.totals
-        text = (
-            f"This session: {t.turns} turn{'s' if t.turns != 1 else ''}, "
-            f"{t.input_tokens:,} input + {t.output_tokens:,} output tokens, "
-            f"${t.cost_usd:.4f}, {t.duration_ms / 1000:.1f} s of model time."
-        )
-        await self.log_widget.add(Notice(text))
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right", no_wrap=True)
+        for label, value in (
+            ("turns", f"{t.turns:,}"),
+            ("input tokens", f"{t.input_tokens:,}"),
+            ("output tokens", f"{t.output_tokens:,}"),
+            ("cache read tokens", f"{t.cache_read_tokens:,}"),
+            ("cache write tokens", f"{t.cache_creation_tokens:,}"),
+            ("all tokens", f"{t.tokens:,}"),
+            ("cost", f"${t.cost_usd:.4f}"),
+            ("model time", f"{t.duration_ms / 1000:.1f} s"),
+        ):
+            table.add_row(label, value)
+        heading = Text("This session:")
+        await self.log_widget.add(Static(Group(heading, table), classes="notice"))
 
     async def command_resume(self, _argument: str) -> None:
         if self.streaming:
@@ -356,9 +378,26 @@ class ChatScreen(Screen[None]):
         if chosen is None:
             return
         await self.runtime.resume(chosen.session_id)
-        await self.log_widget.add(
-            Notice(Content("Resuming: ") + plain_line(session_title(chosen), 120))
-        )
+        await self.show_resumed(chosen)
+
+    async def show_resumed(self, session: SDKSessionInfo) -> None:
+        """Say which conversation goes on, and show its last exchanges as they looked."""
+        started = f"Resumed conversation from {when(session.last_modified)}"
+        try:
+            history = await self.runtime.history(session.session_id)
+        except HistoryUnavailable as exc:
+            title = plain_line(session_title(session), 80)
+            reason = plain(f". Its messages cannot be shown: {exc}.")
+            await self.log_widget.add(Notice(Content(f"{started}: ") + title + reason, "warning"))
+            return
+        count = history.messages
+        text = f"{started}, {count} earlier message{'s' if count != 1 else ''}."
+        if hidden := history.hidden_messages:
+            text += (
+                f" Showing the last {EXCHANGES_SHOWN} exchanges;"
+                f" {hidden} earlier message{'s are' if hidden != 1 else ' is'} not shown."
+            )
+        await self.log_widget.add(Notice(text), *replayed(history.items))
 
     async def command_clear(self, _argument: str) -> None:
         if self.streaming:

@@ -19,7 +19,8 @@ from textual.widgets.option_list import Option
 from bassi.ui.safe import plain_line
 
 
-def _when(milliseconds: int) -> str:
+def when(milliseconds: int) -> str:
+    """A session's time (the SDK gives epoch milliseconds), local, to the minute."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(milliseconds / 1000))
 
 
@@ -42,7 +43,7 @@ class ResumeScreen(ModalScreen[SDKSessionInfo | None]):
             yield OptionList(
                 *(
                     Option(
-                        Content.styled(_when(s.last_modified), "$foreground-muted")
+                        Content.styled(when(s.last_modified), "$foreground-muted")
                         + Content("  ")
                         + plain_line(session_title(s), 100),
                         id=s.session_id,

@@ -23,7 +23,8 @@ class UserMessage(Static):
 
 
 class AssistantMessage(Markdown):
-    """One stretch of the assistant's reply, appended to as deltas arrive.
+    """One stretch of the assistant's reply, appended to as deltas arrive (or given whole,
+    when an earlier conversation is shown again).
 
     Deltas go through a ``MarkdownStream``, which batches fragments that arrive faster than
     the widget can render and only re-parses the last block, so a long reply neither flickers
@@ -31,8 +32,9 @@ class AssistantMessage(Markdown):
     turn completes: the deltas are the text.
     """
 
-    def __init__(self) -> None:
-        super().__init__(classes="assistant-message")
+    def __init__(self, markdown: str | None = None) -> None:
+        """``markdown``: a whole reply from an earlier conversation, shown at once."""
+        super().__init__(clean(markdown) if markdown else None, classes="assistant-message")
         self._stream: MarkdownStream | None = None
 
     async def write(self, fragment: str) -> None:
