@@ -3,7 +3,6 @@ did; none of what the CLI adds to its transcript."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,7 @@ from bassi.core.history import (
 )
 from bassi.core.session import recent_sessions
 from bassi.core.settings import Settings
-
-SESSION = "6f1c1c6e-3f0e-4a53-9d8a-0d2b4c1d9e11"
+from tests.transcripts import SESSION, transcript_lines, write_transcript
 
 
 def user(content: Any) -> SessionMessage:
@@ -96,23 +94,6 @@ def test_only_the_last_exchanges_are_kept_and_the_rest_is_counted() -> None:
     assert (len(short.items), short.messages, short.hidden_messages) == (6, 6, 0)
 
 
-def write_transcript(settings: Settings, lines: list[bytes]) -> Path:
-    """A transcript where the CLI keeps it for ``settings.project_dir``."""
-    config = Path(settings.env["CLAUDE_CONFIG_DIR"])
-    key = "".join(c if c.isalnum() else "-" for c in str(settings.project_dir))
-    path = config / "projects" / key / f"{SESSION}.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return path
-
-
-def entry(parent: str | None, kind: str, message: dict[str, Any]) -> tuple[str, bytes]:
-    me = str(uuid.uuid4())
-    fields = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": me}
-    line = {**fields, "sessionId": SESSION, "message": message, "timestamp": "2026-11-21T06:00Z"}
-    return me, json.dumps(line).encode()
-
-
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     project = tmp_path / "project"
@@ -121,10 +102,10 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def test_a_transcript_on_disk_is_read_through_the_cli_config_dir(settings: Settings) -> None:
-    first, question = entry(None, "user", {"role": "user", "content": "hello there"})
     reply = {"role": "assistant", "model": "m", "content": [text_block("Hi!")]}
-    _, answer = entry(first, "assistant", reply)
-    write_transcript(settings, [question, answer])
+    write_transcript(
+        settings, transcript_lines([{"role": "user", "content": "hello there"}, reply])
+    )
     assert [s.session_id for s in recent_sessions(settings)] == [SESSION]
 
     history = load_history(settings, SESSION)
@@ -135,8 +116,8 @@ def test_a_missing_or_damaged_transcript_says_so(settings: Settings) -> None:
     with pytest.raises(HistoryUnavailable, match="missing or holds no readable messages"):
         load_history(settings, SESSION)
 
-    _, question = entry(None, "user", {"role": "user", "content": "hello there"})
-    path = write_transcript(settings, [question, b"\xff\xfe not utf-8"])
+    question = transcript_lines([{"role": "user", "content": "hello there"}])
+    path = write_transcript(settings, [*question, b"\xff\xfe not utf-8"])
     with pytest.raises(HistoryUnavailable, match=r"could not be read .*decode"):
         load_history(settings, SESSION)
 

@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.widgets.catalog import CatalogView
 from bassi.ui.widgets.chat_log import ChatLog
+from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
 from bassi.ui.widgets.prompt import CompletionHint, PromptInput
 from bassi.ui.widgets.search_results import SearchResults
+from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
+from tests.transcripts import transcript_lines, write_transcript
 from tests.ui.conftest import AppFactory, notes_entry, write_servers
 from tests.ui.helpers import screen_text, styles_of, submit, wait_for
 
@@ -354,3 +358,55 @@ def test_every_slash_command_has_a_handler_on_the_chat_screen() -> None:
 
     for command in COMMANDS:
         assert callable(getattr(ChatScreen, command.handler, None)), command.text
+
+
+HOSTILE_TEXT = "[bold red]Click[/bold red] [@click=app.quit]here[/] \x1b[31mred\x1b[0m\x07"
+
+
+async def test_continue_shows_the_last_exchanges_of_a_long_conversation_inert(
+    make_app: AppFactory,
+) -> None:
+    """A resumed conversation is shown through the same safe path as a live one: its text
+    comes from the model and from servers."""
+    messages: list[dict[str, Any]] = []
+    for n in range(21):
+        messages += [
+            {"role": "user", "content": f"question {n}"},
+            {"role": "assistant", "content": [{"type": "text", "text": f"answer **{n}**"}]},
+        ]
+    call = {"type": "tool_use", "id": "toolu_1", "name": "mcp__notes__add_note"}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True}
+    messages += [
+        {"role": "user", "content": HOSTILE_TEXT},
+        {"role": "assistant", "content": [call | {"input": {"text": HOSTILE_TEXT}}]},
+        {"role": "user", "content": [result | {"content": HOSTILE_TEXT}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"said {HOSTILE_TEXT}"}]},
+    ]
+    app = make_app(continue_session=True)
+    write_transcript(app.runtime.settings, transcript_lines(messages))
+    async with app.run_test(size=BIG) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(ToolCallBlock), what="the replay")
+        await pilot.pause()
+        notice = next(
+            str(n.content) for n in app.screen.query(Notice) if "Resumed" in str(n.content)
+        )
+        assert notice.endswith(
+            ", 44 earlier messages."
+            " Showing the last 20 exchanges; 4 earlier messages are not shown."
+        )
+        users = [str(m.content) for m in app.screen.query(UserMessage)]
+        assert users[0] == "question 2" and len(users) == 20
+        answers = [m.source for m in app.screen.query(AssistantMessage)]
+        assert answers[0] == "answer **2**" and len(answers) == 20
+
+        text = screen_text(app)
+        assert "answer 20" in text  # Markdown, rendered
+        shown = "[bold red]Click[/bold red] [@click=app.quit]here[/] red"
+        assert text.count(shown) == 3  # user message, tool result, reply
+        assert "\\u001b[31mred" in text  # the arguments, as JSON
+        assert "\x1b" not in text and "\x07" not in text
+        for style in styles_of(app, "Click"):
+            assert style.color is None or style.color.name != "red"
+            assert style.meta.get("@click") is None
+        block = app.screen.query_one(ToolCallBlock)
+        assert (block.tool, block.server, block.is_error) == ("add_note", "notes", True)
