@@ -410,3 +410,11 @@ async def test_continue_shows_the_last_exchanges_of_a_long_conversation_inert(
             assert style.meta.get("@click") is None
         block = app.screen.query_one(ToolCallBlock)
         assert (block.tool, block.server, block.is_error) == ("add_note", "notes", True)
+
+
+async def test_continue_without_an_earlier_conversation_says_so(make_app: AppFactory) -> None:
+    app = make_app(continue_session=True)
+    async with app.run_test(size=BIG) as pilot:
+        await wait_for(pilot, lambda: "No earlier conversation" in screen_text(app))
+        assert "this is a new one." in screen_text(app)
+        assert not app.screen.query(UserMessage)
