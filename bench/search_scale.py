@@ -1,8 +1,9 @@
-"""How bassi's tool index scales: build time, start-up from the on-disk cache, query latency
-and memory at 1,000 and 10,000 tools.
+"""How bassi's tool index scales: start-up (searchable by words, then fused with the sentence
+encoder), query latency and memory at 1,000 and 10,000 tools.
 
 The real corpus is replicated under new server names until the wanted size is reached. Each
-size runs in a fresh subprocess so memory figures are not polluted by the previous one.
+size runs a cold start (empty cache) and then a warm one (nothing changed), each in a fresh
+subprocess, so neither memory figures nor the loaded model carry over.
 From the repo root:
 
     .venv/bin/python bench/search_scale.py [--corpus ../shared/bench/corpus] [--sizes 1000 10000]
@@ -70,52 +71,48 @@ def _reset_peak() -> None:
         Path("/proc/self/clear_refs").write_text("5")
 
 
-def measure(corpus: Path, queries: Path, size: int) -> dict[str, Any]:
+def measure(corpus: Path, queries: Path, size: int, cache: Path, phase: str) -> dict[str, Any]:
+    """One start of the app's index over ``cache``: ``cold`` (empty) or ``warm`` (as the
+    previous start left it). Searchable is when ``sync`` returns (words only); semantic-ready
+    is when every tool's encoder vector is in and queries are fused. CPU seconds include the
+    background worker's."""
     registry = replicated_registry(corpus, size)
     texts = [q["q"] for q in load_queries(queries)]
-    with tempfile.TemporaryDirectory() as cache:
-        gc.collect()
-        base = _rss_kb("VmRSS")
-        _reset_peak()
-        start, cpu = time.perf_counter(), time.process_time()
-        cold = ToolIndex(Path(cache))
-        cold.sync(registry)
-        cold_s, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
-        cold_peak = _rss_kb("VmHWM") - base
-        del cold
-        gc.collect()
-
-        base = _rss_kb("VmRSS")
-        _reset_peak()
-        start, cpu = time.perf_counter(), time.process_time()
-        warm = ToolIndex(Path(cache))
-        warm.sync(registry)
-        warm_s, warm_cpu = time.perf_counter() - start, time.process_time() - cpu
-        warm_peak = _rss_kb("VmHWM") - base
-        stats = warm.stats
-
-        for text in texts[:10]:
-            warm.search(text)
-        latencies = []
-        for _ in range(3):
-            for text in texts:
-                start = time.perf_counter()
-                warm.search(text)
-                latencies.append((time.perf_counter() - start) * 1000)
-        return {
-            "tools": len(warm),
-            "servers": len(registry.servers()),
-            "cold_build_s": round(cold_s, 3),
-            "cold_build_cpu_s": round(cold_cpu, 3),
-            "warm_start_s": round(warm_s, 3),
-            "warm_start_cpu_s": round(warm_cpu, 3),
-            "warm_from_cache": stats.from_cache,
-            "warm_analysed": stats.analysed,
-            "p50_ms": round(statistics.median(latencies), 3),
-            "p95_ms": round(percentile(latencies, 95), 3),
-            "cold_peak_rss_added_mb": round(cold_peak / 1024, 1),
-            "warm_peak_rss_added_mb": round(warm_peak / 1024, 1),
-        }
+    gc.collect()
+    base = _rss_kb("VmRSS")
+    _reset_peak()
+    start, cpu = time.perf_counter(), time.process_time()
+    index = ToolIndex(cache)
+    index.sync(registry)
+    searchable_s, searchable_cpu = time.perf_counter() - start, time.process_time() - cpu
+    searchable_peak = _rss_kb("VmHWM") - base
+    fused = index.wait_semantic()
+    semantic_s, semantic_cpu = time.perf_counter() - start, time.process_time() - cpu
+    for text in texts[:10]:
+        index.search(text)
+    latencies = []
+    for _ in range(3):
+        for text in texts:
+            begin = time.perf_counter()
+            index.search(text)
+            latencies.append((time.perf_counter() - begin) * 1000)
+    return {
+        "phase": phase,
+        "tools": len(index),
+        "servers": len(registry.servers()),
+        "searchable_s": round(searchable_s, 3),
+        "searchable_cpu_s": round(searchable_cpu, 3),
+        "semantic_ready_s": round(semantic_s, 3),
+        "semantic_ready_cpu_s": round(semantic_cpu, 3),
+        "fused": fused,
+        "from_cache": index.stats.from_cache,
+        "analysed": index.stats.analysed,
+        "p50_ms": round(statistics.median(latencies), 3),
+        "p95_ms": round(percentile(latencies, 95), 3),
+        "searchable_peak_rss_added_mb": round(searchable_peak / 1024, 1),
+        "peak_rss_added_mb": round((_rss_kb("VmHWM") - base) / 1024, 1),
+        "rss_added_mb": round((_rss_kb("VmRSS") - base) / 1024, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,32 +122,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["cold", "warm"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.one:
-        print(json.dumps(measure(args.corpus, args.queries, args.one)))
+        result = measure(args.corpus, args.queries, args.one, args.cache, args.phase)
+        print(json.dumps(result))
         return 0
     results = []
     for size in args.sizes:
-        command = [sys.executable, __file__, "--corpus", str(args.corpus)]
-        command += ["--queries", str(args.queries), "--one", str(size)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            print(done.stderr, file=sys.stderr)
-            return done.returncode
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        with tempfile.TemporaryDirectory() as cache:
+            for phase in ("cold", "warm"):
+                command = [sys.executable, __file__, "--corpus", str(args.corpus)]
+                command += ["--queries", str(args.queries), "--one", str(size)]
+                command += ["--cache", str(Path(cache) / "index"), "--phase", phase]
+                done = subprocess.run(command, capture_output=True, text=True, check=False)
+                if done.returncode != 0:
+                    print(done.stderr, file=sys.stderr)
+                    return done.returncode
+                results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     if args.json:
         print(json.dumps(results))
         return 0
     for r in results:
         print(
-            f"{r['tools']:>6} tools ({r['servers']} servers): "
-            f"cold build {r['cold_build_s']:.2f} s (cpu {r['cold_build_cpu_s']:.2f}), "
-            f"warm start {r['warm_start_s']:.2f} s (cpu {r['warm_start_cpu_s']:.2f}) "
-            f"({r['warm_from_cache']} servers from cache, {r['warm_analysed']} re-analysed), "
-            f"query p50 {r['p50_ms']:.2f} ms / p95 {r['p95_ms']:.2f} ms, "
-            f"peak RSS added {r['cold_peak_rss_added_mb']:.0f} MB cold / "
-            f"{r['warm_peak_rss_added_mb']:.0f} MB warm"
+            f"{r['tools']:>6} tools ({r['servers']} servers) {r['phase']}: "
+            f"searchable {r['searchable_s']:.2f} s (cpu {r['searchable_cpu_s']:.2f}), "
+            f"semantic-ready {r['semantic_ready_s']:.2f} s (cpu {r['semantic_ready_cpu_s']:.2f})"
+            f"{'' if r['fused'] else ' FAILED'}, "
+            f"{r['from_cache']} servers from cache / {r['analysed']} analysed, "
+            f"fused query p50 {r['p50_ms']:.2f} ms / p95 {r['p95_ms']:.2f} ms, "
+            f"peak RSS added {r['searchable_peak_rss_added_mb']:.0f} MB searchable / "
+            f"{r['peak_rss_added_mb']:.0f} MB overall ({r['rss_added_mb']:.0f} MB held)"
         )
     return 0
 

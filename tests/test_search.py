@@ -56,6 +56,7 @@ def registry_of(catalog: dict[str, list[ToolInfo]]) -> Registry:
 def index() -> ToolIndex:
     idx = ToolIndex()
     idx.sync(registry_of(CATALOG))
+    assert idx.wait_semantic(timeout=60)  # the steady state: words fused with the encoder
     return idx
 
 
@@ -181,6 +182,7 @@ def test_megabyte_description_is_capped_and_indexes_quickly() -> None:
     start = time.perf_counter()
     idx.update_server("bloat", [huge, tool("bloat", "small", "Frobnicate gadgets")])
     assert time.perf_counter() - start < 1.0
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("frobnicate widgets"))[0] == "bloat/huge"
     assert idx.search("zanzibar") == []
 
@@ -195,6 +197,7 @@ def test_sync_reindexes_only_the_server_that_changed() -> None:
     registry.set_tools("mail", [*CATALOG["mail"], tool("mail", "archive-mail", "Archive mail")])
     idx.sync(registry)
     assert idx.stats.analysed == 4
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("archive-mail"))[0] == "mail/archive-mail"
 
 
@@ -210,33 +213,36 @@ def test_disk_cache_is_used_per_server_and_invalidated_by_definitions(tmp_path: 
     second = ToolIndex(cache)
     second.sync(registry)
     assert (second.stats.analysed, second.stats.from_cache) == (1, 2)
+    assert second.wait_semantic(timeout=60)
     assert refs(second.search("delete_branch"))[0] == "github/delete_branch"
     assert "github/delete_file" not in refs(second.search("github/delete_file"))
 
     third = ToolIndex(cache)
     third.sync(registry)
     assert (third.stats.analysed, third.stats.from_cache) == (0, 3)
+    assert third.wait_semantic(timeout=60)
     assert refs(third.search("send an email")) == refs(second.search("send an email"))
 
 
 def test_servers_removed_by_sync_leave_the_disk_cache(tmp_path: Path) -> None:
-    ToolIndex(tmp_path).sync(registry_of(CATALOG))
-    ToolIndex(tmp_path).sync(registry_of({"mail": CATALOG["mail"]}))
-    again = ToolIndex(tmp_path)
+    ToolIndex(tmp_path / "index").sync(registry_of(CATALOG))
+    ToolIndex(tmp_path / "index").sync(registry_of({"mail": CATALOG["mail"]}))
+    again = ToolIndex(tmp_path / "index")
     again.sync(registry_of(CATALOG))
     assert (again.stats.analysed, again.stats.from_cache) == (2, 1)
 
 
 def test_corrupt_disk_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
-    ToolIndex(tmp_path).sync(registry_of(CATALOG))
+    ToolIndex(tmp_path / "index").sync(registry_of(CATALOG))
     for path in tmp_path.rglob("*"):
         if path.is_file():
             path.write_bytes(b"\x00garbage\xff" * 10)
-    idx = ToolIndex(tmp_path)
+    idx = ToolIndex(tmp_path / "index")
     idx.sync(registry_of(CATALOG))
     assert len(idx) == sum(len(t) for t in CATALOG.values())
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("create_issue"))[0] == "github/create_issue"
-    assert ToolIndex(tmp_path).search("anything") == []
+    assert ToolIndex(tmp_path / "index").search("anything") == []
 
 
 def test_a_bare_topic_prefers_the_tool_that_changes_nothing() -> None:
@@ -248,6 +254,7 @@ def test_a_bare_topic_prefers_the_tool_that_changes_nothing() -> None:
     ]
     idx = ToolIndex()
     idx.update_server("mail", siblings)
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("mail folder"))[0] == "mail/list-mail-folders"
     assert refs(idx.search("what mail folders do I have"))[0] == "mail/list-mail-folders"
     assert refs(idx.search("get rid of the mail folder"))[0] == "mail/delete-mail-folder"
@@ -261,6 +268,7 @@ def test_a_noun_in_the_query_is_not_read_as_the_action() -> None:
     ]
     idx = ToolIndex()
     idx.update_server("todo", siblings)
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("what's still open on my to-do list"))[0] == "todo/list-todo-tasks"
     assert refs(idx.search("new to-do list for groceries"))[0] == "todo/create-todo-task-list"
 
@@ -278,6 +286,7 @@ def test_pasted_urls_addresses_and_paths_find_tools_for_that_kind_of_thing() -> 
             tool("mixed", "tmp-project", "Create a project in tmp storage"),
         ],
     )
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("get https://docs.python.org/3/"))[0] == "mixed/fetch"
     assert refs(idx.search("send it to team@contoso.com"))[0] == "mixed/send-mail"
     assert refs(idx.search("show /tmp/project/notes.txt"))[0] == "mixed/read_file"
@@ -292,6 +301,7 @@ def test_a_real_word_no_tool_uses_is_not_corrected_into_another() -> None:
             tool("drive", "document-history", "Older versions of a document"),
         ],
     )
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("contract"))[:1] != ["drive/contacts"]
     assert refs(idx.search("contcts"))[0] == "drive/contacts"
 
@@ -318,6 +328,7 @@ def test_people_s_phrasings_reach_a_tool_through_its_name_words() -> None:
             }
         )
     )
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("automatically sort newsletters"))[0] == ("outlook/create-mail-rule")
     assert refs(idx.search("think it through step by step"))[0] == "thinker/sequentialthinking"
 
@@ -335,6 +346,7 @@ def test_saying_an_alias_phrase_word_for_word_beats_its_words_scattered() -> Non
     ]
     idx = ToolIndex()
     idx.sync(registry_of(catalog))
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("auto sort incoming mail into folders"))[0] == "mail/create-mail-rule"
 
 
@@ -354,4 +366,5 @@ def test_a_name_with_things_the_request_never_mentions_ranks_below_its_plainer_s
             }
         )
     )
+    assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("change the task"))[0] == "todo/update-todo-task"

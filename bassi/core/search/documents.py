@@ -11,6 +11,7 @@ import hashlib
 import marshal
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from bassi.core.search.aliases import default_aliases
@@ -95,17 +96,26 @@ def encoder_text(tool: ToolInfo) -> str:
     """What the sentence encoder reads of a tool: server, name words, the first two sentences
     of the description and the parameter names. Measured against name + one sentence, with
     and without parameters: parameters say what a tool acts on ("channel", "recipient") where
-    a terse description does not, and later sentences are mostly usage notes. Aliases are left
-    out: they are written against known phrasings, the encoder is there for unknown ones."""
+    a terse description does not, and later sentences are mostly usage notes. The tool's
+    aliases (how people ask for such tools) follow: they move a terse tool ("Create a
+    messageRule object") towards the requests it serves."""
     head = tool.description[:ENCODER_DESCRIPTION_CHARS]
     parts = [p for p in map(str.strip, _SENTENCE_END.split(head)) if p]
     sentences = " ".join(parts[:ENCODER_SENTENCES])
     text = f"{tool.server[:100]} {_name_words(tool.name)}: {sentences}"
     properties = tool.input_schema.get("properties")
-    if not isinstance(properties, Mapping) or not properties:
-        return text
-    names = ", ".join(_name_words(str(p)) for p in list(properties)[:ENCODER_PARAMS])
-    return f"{text} Parameters: {names}"
+    if isinstance(properties, Mapping) and properties:
+        names = ", ".join(_name_words(str(p)) for p in list(properties)[:ENCODER_PARAMS])
+        text = f"{text} Parameters: {names}"
+    aliases = default_aliases().of(tool.name)
+    return f"{text} {aliases}" if aliases else text
+
+
+@cache
+def encoder_text_version() -> str:
+    """Changes whenever ``encoder_text`` of an unchanged tool can: with the alias list."""
+    entries = repr(default_aliases().entries).encode("utf-8")
+    return hashlib.sha256(entries).hexdigest()[:16]
 
 
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:

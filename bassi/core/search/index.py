@@ -31,7 +31,7 @@ from bassi.core.search.actions import (
     tool_actions,
 )
 from bassi.core.search.documents import definitions_hash
-from bassi.core.search.encoder import DIMENSIONS, default_encoder, known_words
+from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, default_encoder, known_words
 from bassi.core.search.postings import Floats, Postings, Segment
 from bassi.core.search.query import parse
 from bassi.core.search.store import SegmentStore
@@ -51,11 +51,12 @@ about the thing asked for."""
 ENCODER_WEIGHT = 2.0
 """Sentence-encoder similarity against the lexical score scaled to 1 (see
 ``bench/fusion_grid.py``)."""
-ENCODER_FLOOR = 0.1
+ENCODER_FLOOR = 0.2
 """Cosine that counts as no similarity: unrelated texts sit around 0.1-0.2, not 0."""
-LISTING_COSINE = 0.3
+LISTING_COSINE = 0.25
 """A tool no query word reaches is listed only from this cosine on, so nonsense queries
-still find nothing."""
+still find nothing: "banana bread recipe" or "qwzx vbnm" reach at most 0.24 with any of the
+benchmark's 322 tools, while a request's right tool has a median of 0.46."""
 PHRASE_WEIGHT = 1.0
 """How much saying one of a tool's alias phrasings word for word adds, on top of its words."""
 UNSAID_PENALTY = 0.05
@@ -80,11 +81,15 @@ class _Server:
 @dataclass(slots=True)
 class IndexStats:
     """Cumulative counts of how servers entered the index: the way to see that an unchanged
-    server was neither re-analysed nor rewritten."""
+    server was neither re-analysed nor rewritten, nor its vectors computed again. The vector
+    counts are written by the background worker."""
 
     analysed: int = 0
     from_cache: int = 0
     unchanged: int = 0
+    vectors_computed: int = 0
+    """Servers whose tool vectors the model computed (the rest came from the disk cache)."""
+    vectors_from_cache: int = 0
 
 
 class ToolIndex:
@@ -93,7 +98,9 @@ class ToolIndex:
     ``cache_dir`` holds the on-disk Whoosh index (e.g. ``<project>/.bassi/index``); with None
     the index lives in memory only."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, cache_dir: Path | None = None, *, encoder: SentenceEncoder | None = None
+    ) -> None:
         self._store = SegmentStore(cache_dir) if cache_dir is not None else None
         self._servers: dict[str, _Server] = {}
         self._tools: list[ToolInfo] = []
@@ -107,13 +114,14 @@ class ToolIndex:
         self._postings = Postings([])
         self._vocabulary = default_vocabulary()
         self._corrector = Corrector(())
+        self.stats = IndexStats()
         self._vectors = ToolVectors(
-            default_encoder(),
+            encoder if encoder is not None else default_encoder(),
             cache_dir.parent / f"{cache_dir.name}-vectors" if cache_dir is not None else None,
+            self.stats,
         )
         self._meaning_generation = -1
         self._meaning: Floats | None = None
-        self.stats = IndexStats()
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -185,12 +193,12 @@ class ToolIndex:
             self._servers.pop(name, None)
         if stale or removed:
             self._rebuild()
-        self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
-        if removed or keep_on_disk is not None:
-            self._vectors.forget(removed, keep_on_disk=keep_on_disk)
         forgotten = {*removed, *(on_disk - keep_on_disk if keep_on_disk is not None else ())}
         if self._store is not None and (analysed or forgotten):
             self._store.save(analysed, forgotten)
+        self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
+        if removed or keep_on_disk is not None:
+            self._vectors.forget(removed, keep_on_disk=keep_on_disk)
         return [*stale, *removed]
 
     def _rebuild(self) -> None:
@@ -307,16 +315,17 @@ class ToolIndex:
         when the worker has published more since the last search; None before any."""
         generation = self._vectors.generation
         if generation != self._meaning_generation:
-            blocks: list[Floats] = []
+            self._meaning = None  # the old matrix goes before the new one is made
+            meaning = np.zeros((len(self._tools), DIMENSIONS), dtype=np.float32)
             found = False
+            row = 0
             for name, server in self._servers.items():
                 vectors = self._vectors.get(name, server.digest)
-                if vectors is None or not len(vectors):
-                    blocks.append(np.zeros((len(server.tools), DIMENSIONS), dtype=np.float32))
-                else:
-                    blocks.append(vectors.astype(np.float32))
+                if vectors is not None and len(vectors):
+                    meaning[row : row + len(vectors)] = vectors
                     found = True
-            self._meaning = np.vstack(blocks) if found else None
+                row += len(server.tools)
+            self._meaning = meaning if found else None
             self._meaning_generation = generation
         return self._meaning
 

@@ -13,15 +13,19 @@ own thread, notices the new generation at its next search and swaps in the vecto
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import logging
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from bassi.core.search.documents import encoder_text
+from bassi.core.search.documents import encoder_text, encoder_text_version
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors
 from bassi.core.search.vector_cache import HalfVectors, VectorCache
 from bassi.core.tools import ToolInfo
@@ -43,6 +47,22 @@ def _stop_workers() -> None:
         worker.join(timeout=10)
 
 
+def _release_freed_memory() -> None:
+    """Hand the heap that building the lexical index freed back to the system before the
+    model (~90 MB) is loaded. glibc keeps it otherwise (~60 MB at 10,000 tools), and the
+    model would then stack on top of it in the process's peak memory."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+class Counts(Protocol):
+    """Where the worker counts how each server's vectors came (``IndexStats``)."""
+
+    vectors_computed: int
+    vectors_from_cache: int
+
+
 @dataclass(frozen=True, slots=True)
 class _Job:
     digest: str
@@ -53,8 +73,9 @@ class ToolVectors:
     """Per server, the vectors of its tools for one definitions hash, brought by a worker
     thread that exists only while there is work."""
 
-    def __init__(self, encoder: SentenceEncoder, cache_dir: Path | None) -> None:
+    def __init__(self, encoder: SentenceEncoder, cache_dir: Path | None, stats: Counts) -> None:
         self.encoder = encoder
+        self._stats = stats
         self._cache = VectorCache(cache_dir) if cache_dir is not None else None
         self._lock = threading.Condition()
         self._wanted: dict[str, _Job] = {}
@@ -130,6 +151,8 @@ class ToolVectors:
                     del self._queue[server]
                     job = self._wanted[server]
                     self._busy = True
+                if not self.encoder.loaded:
+                    _release_freed_memory()
                 vectors = self._vectors_of(server, job)
                 if vectors is None:
                     break
@@ -140,7 +163,8 @@ class ToolVectors:
                         self._ready[server] = (job.digest, vectors)
                         self.generation += 1
                     self._lock.notify_all()
-            if not _exiting.is_set():
+            if not _exiting.is_set() and not self.encoder.loaded:
+                _release_freed_memory()
                 self.encoder.load()
         except Exception:
             log.exception("computing tool vectors failed; search stays lexical")
@@ -155,12 +179,18 @@ class ToolVectors:
                     self._start()
                 self._lock.notify_all()
 
+    @staticmethod
+    def _key(job: _Job) -> str:
+        """What a server's cached vectors must have been made from."""
+        return f"{job.digest}/{encoder_text_version()}"
+
     def _vectors_of(self, server: str, job: _Job) -> HalfVectors | None:
         """The server's vectors from the cache, else from the model; None when the process
         began exiting meanwhile."""
         if self._cache is not None:
-            cached = self._cache.load(server, job.digest, len(job.tools))
+            cached = self._cache.load(server, self._key(job), len(job.tools))
             if cached is not None:
+                self._stats.vectors_from_cache += 1
                 return cached
         texts = [encoder_text(t) for t in job.tools]
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
@@ -168,6 +198,7 @@ class ToolVectors:
             if _exiting.is_set():
                 return None
             vectors[start : start + CHUNK] = self.encoder.encode(texts[start : start + CHUNK])
+        self._stats.vectors_computed += 1
         if self._cache is not None:
-            self._cache.save(server, job.digest, vectors)
+            self._cache.save(server, self._key(job), vectors)
         return vectors

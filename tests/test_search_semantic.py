@@ -1,0 +1,149 @@
+"""The sentence encoder in search: requests that share no word with their tool still find it,
+tool vectors arrive in the background and are cached per server, and the cache is only ever
+a cache. Real model throughout (one shared encoder, loaded once)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bassi.core.registry import Registry
+from bassi.core.search import ToolIndex
+from bassi.core.search import index as index_module
+from bassi.core.search.documents import encoder_text
+from bassi.core.search.encoder import SentenceEncoder, Vectors, default_encoder
+from bassi.core.tools import Origin, ToolInfo
+
+UMBRELLA = "will I need an umbrella tomorrow"
+"""Shares no word (nor synonym) with the forecast tool: only meaning connects them."""
+
+
+def tool(server: str, name: str, description: str, **params: str) -> ToolInfo:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {k: {"type": "string", "description": v} for k, v in params.items()},
+    }
+    return ToolInfo(server, name, description, schema)
+
+
+WEATHER = [
+    tool("weather", "get_forecast", "Weather forecast for a city", city="City name"),
+    tool("weather", "get_alerts", "Active severe weather alerts for a US state", state="State"),
+]
+KIT = [
+    tool("kit", "list-mail-messages", "List the messages in the signed-in user's mailbox"),
+    tool("kit", "git_status", "Shows the working tree status"),
+    tool("kit", "create-calendar-event", "Create an event in the user's calendar"),
+    tool("kit", "read_file", "Read the complete contents of a file", path="Path"),
+]
+
+
+def refs(index: ToolIndex, query: str) -> list[str]:
+    return [h.tool.ref for h in index.search(query)]
+
+
+def ready(cache: Path | None = None, **servers: Sequence[ToolInfo]) -> ToolIndex:
+    index = ToolIndex(cache)
+    for name, tools in servers.items():
+        index.update_server(name, tools)
+    assert index.wait_semantic(timeout=60)
+    return index
+
+
+def test_a_paraphrase_with_no_shared_word_is_found_through_the_encoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = ready(weather=WEATHER, kit=KIT)
+    assert refs(index, UMBRELLA)[0] == "weather/get_forecast"
+    monkeypatch.setattr(index_module, "ENCODER_WEIGHT", 0.0)
+    assert "weather/get_forecast" not in refs(index, UMBRELLA)
+
+
+def test_nonsense_still_finds_nothing_with_the_encoder() -> None:
+    index = ready(weather=WEATHER, kit=KIT)
+    assert refs(index, "qwzx vbnm") == []
+    assert refs(index, "get_forecast")[0] == "weather/get_forecast"
+
+
+class GatedEncoder(SentenceEncoder):
+    """The real model, but the background worker waits until the test opens the gate: "not
+    ready yet" without depending on how fast the machine is."""
+
+    def __init__(self) -> None:
+        super().__init__(default_encoder().model_dir)
+        self.gate = threading.Event()
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if threading.current_thread() is not threading.main_thread():
+            assert self.gate.wait(timeout=60)
+        return super().encode(texts)
+
+
+def test_words_work_before_vectors_are_ready_and_meaning_joins_after() -> None:
+    encoder = GatedEncoder()
+    encoder.load()
+    index = ToolIndex(encoder=encoder)
+    index.update_server("weather", WEATHER)
+    index.update_server("kit", KIT)
+    assert not index.semantic_ready
+    assert refs(index, "weather forecast")[0] == "weather/get_forecast"
+    assert refs(index, UMBRELLA) == []
+    encoder.gate.set()
+    assert index.wait_semantic(timeout=60)
+    assert index.semantic_ready
+    assert refs(index, UMBRELLA)[0] == "weather/get_forecast"
+
+
+def test_vectors_are_cached_per_server_and_recomputed_only_for_what_changed(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "index"
+    first = ready(cache, weather=WEATHER, kit=KIT)
+    assert (first.stats.vectors_computed, first.stats.vectors_from_cache) == (2, 0)
+
+    warm = ready(cache, weather=WEATHER, kit=KIT)
+    assert (warm.stats.vectors_computed, warm.stats.vectors_from_cache) == (0, 2)
+    assert refs(warm, UMBRELLA)[0] == "weather/get_forecast"
+
+    files = sorted(p.name for p in (tmp_path / "index-vectors").glob("*.npy"))
+    changed = [*KIT, tool("kit", "send-mail", "Send an email message", to="Recipient")]
+    third = ready(cache, weather=WEATHER, kit=changed)
+    assert (third.stats.vectors_computed, third.stats.vectors_from_cache) == (1, 1)
+    now = sorted(p.name for p in (tmp_path / "index-vectors").glob("*.npy"))
+    assert len(now) == 2 and len(set(now) & set(files)) == 1  # kit's old file replaced
+
+    registry = Registry()
+    registry.add_server("weather", Origin.EXTERNAL)
+    registry.set_tools("weather", WEATHER)
+    third.sync(registry)
+    assert len(list((tmp_path / "index-vectors").glob("*.npy"))) == 1
+    assert refs(third, UMBRELLA)[0] == "weather/get_forecast"
+
+
+def test_a_corrupt_vector_cache_is_recomputed_not_fatal(tmp_path: Path) -> None:
+    cache = tmp_path / "index"
+    ready(cache, weather=WEATHER, kit=KIT)
+    vectors = list((tmp_path / "index-vectors").glob("*.npy"))
+    assert len(vectors) == 2
+    vectors[0].write_bytes(b"\x93NUMPY garbage\xff" * 3)
+    vectors[1].write_bytes(vectors[1].read_bytes()[:200])
+    again = ready(cache, weather=WEATHER, kit=KIT)
+    assert (again.stats.vectors_computed, again.stats.vectors_from_cache) == (2, 0)
+    assert refs(again, UMBRELLA)[0] == "weather/get_forecast"
+    assert ready(cache, weather=WEATHER, kit=KIT).stats.vectors_from_cache == 2
+
+
+def test_huge_and_hostile_descriptions_are_capped_before_encoding() -> None:
+    filler = "\x1b[31m[bold]lorem ipsum[/bold] dolor sit amet " * 40_000
+    huge = tool("bloat", "huge", filler, **{f"p{i}": filler for i in range(200)})
+    text = encoder_text(huge)
+    assert len(text) < 2_500
+    start = time.perf_counter()
+    index = ready(bloat=[huge, *WEATHER])
+    assert time.perf_counter() - start < 10
+    assert refs(index, UMBRELLA)[0] == "weather/get_forecast"
