@@ -4,6 +4,9 @@ a cache. Real model throughout (one shared encoder, loaded once)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -123,6 +126,24 @@ def test_vectors_are_cached_per_server_and_recomputed_only_for_what_changed(
     third.sync(registry)
     assert len(list((tmp_path / "index-vectors").glob("*.npy"))) == 1
     assert refs(third, UMBRELLA)[0] == "weather/get_forecast"
+
+
+def test_vectors_cached_by_one_run_are_reused_by_the_next(tmp_path: Path) -> None:
+    """Another process (another string-hash seed) wrote the cache: the app's restart."""
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from tests.test_search_semantic import KIT, WEATHER, ready\n"
+        "ready(Path(sys.argv[1]), weather=WEATHER, kit=KIT)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "index")],
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+        timeout=60,
+    )
+    warm = ready(tmp_path / "index", weather=WEATHER, kit=KIT)
+    assert (warm.stats.vectors_computed, warm.stats.vectors_from_cache) == (0, 2)
 
 
 def test_a_corrupt_vector_cache_is_recomputed_not_fatal(tmp_path: Path) -> None:

@@ -114,8 +114,10 @@ def encoder_text(tool: ToolInfo) -> str:
 @cache
 def encoder_text_version() -> str:
     """Changes whenever ``encoder_text`` of an unchanged tool can: with the alias list."""
-    entries = repr(default_aliases().entries).encode("utf-8")
-    return hashlib.sha256(entries).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for key, phrasings in default_aliases().entries:  # keys are sets: hash them sorted
+        digest.update(f"{sorted(key)}:{phrasings}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:

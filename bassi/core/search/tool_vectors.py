@@ -186,7 +186,10 @@ class ToolVectors:
 
     def _vectors_of(self, server: str, job: _Job) -> HalfVectors | None:
         """The server's vectors from the cache, else from the model; None when the process
-        began exiting meanwhile."""
+        began exiting meanwhile. A server without tools (still connecting) leaves its cached
+        vectors alone, as the lexical cache does."""
+        if not job.tools:
+            return np.zeros((0, DIMENSIONS), dtype=np.float16)
         if self._cache is not None:
             cached = self._cache.load(server, self._key(job), len(job.tools))
             if cached is not None:
