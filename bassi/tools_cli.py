@@ -40,6 +40,9 @@ _STATUS_STYLE = {
 _MAX_DESCRIPTION = 20_000
 """Characters of a description ``show`` prints; the rest is marked as cut."""
 
+SEMANTIC_WAIT = 15.0
+"""Seconds a search waits for tool vectors still being computed before answering lexically."""
+
 
 def add_tools_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tools = subparsers.add_parser(
@@ -148,6 +151,8 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
         known = ", ".join(e.name for e in catalog.registry.servers())
         err.print(Text(f"unknown server '{clean(server)}'; known servers: {clean(known)}"))
         return 2
+    # One-shot: worth a moment for the fused ranking (instant when the vectors are cached).
+    catalog.index.wait_semantic(timeout=SEMANTIC_WAIT)
     hits = catalog.index.search(query, limit=max(args.limit, 0), server=server)
     if args.json:
         _print_json({"query": query, "hits": [_hit_json(h, catalog.registry) for h in hits]})
