@@ -10,7 +10,8 @@ Why the options are what they are:
 - ``include_partial_messages``: replies stream as text deltas; the final assistant message is
   then only used for text that did NOT stream (the CLI's non-streamed fallback after a broken
   stream), so nothing is shown twice.
-- never ``bypassPermissions``: the CLI refuses it as root, and bassi asks before tool calls.
+- the default permission mode, never one that skips checks: the CLI refuses that as root, and
+  bassi decides every tool call itself.
 - the CLI's stderr goes to a buffer, not the terminal (it would corrupt the TUI); its tail is
   quoted when the CLI fails.
 """
