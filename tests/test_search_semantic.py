@@ -13,13 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
 from bassi.core.search import index as index_module
 from bassi.core.search.documents import encoder_text
-from bassi.core.search.encoder import SentenceEncoder, Vectors, default_encoder
+from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors, default_encoder
+from bassi.core.search.half_rows import CHUNK_ROWS, HalfRows
 from bassi.core.tools import Origin, ToolInfo
 
 UMBRELLA = "will I need an umbrella tomorrow"
@@ -71,6 +73,30 @@ def test_nonsense_still_finds_nothing_with_the_encoder() -> None:
     index = ready(weather=WEATHER, kit=KIT)
     assert refs(index, "qwzx vbnm") == []
     assert refs(index, "get_forecast")[0] == "weather/get_forecast"
+
+
+def test_float16_tool_vectors_give_exactly_the_float32_cosines() -> None:
+    """Every finite float16 value (subnormals and signed zeros included), in servers of
+    several sizes, one spanning chunks and one still waiting for its vectors, against the
+    plain float32 product: holding the vectors as float16 must not move a ranking."""
+    halves = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    rng = np.random.default_rng(7)
+    rows = rng.permutation(
+        np.resize(halves[np.isfinite(halves)], (2 * CHUNK_ROWS + 300) * DIMENSIONS)
+    )
+    small, large, rest = np.split(rows.reshape(-1, DIMENSIONS), [3, CHUNK_ROWS + 600])
+    waiting = 7
+    blocks = [(0, small), (3 + waiting, large), (3 + waiting + len(large), rest)]
+    total = waiting + len(rows) // DIMENSIONS
+    dense = np.zeros((total, DIMENSIONS), dtype=np.float32)
+    for row, block in blocks:
+        dense[row : row + len(block)] = block.astype(np.float32)
+    query = rng.standard_normal(DIMENSIONS).astype(np.float32)
+
+    cosines = HalfRows(blocks, total).dot(query)
+
+    assert np.array_equal(cosines, np.einsum("ij,j->i", dense, query))
+    assert not cosines[3 : 3 + waiting].any()
 
 
 class GatedEncoder(SentenceEncoder):

@@ -74,7 +74,7 @@ class VectorCache:
             fd, temporary = tempfile.mkstemp(dir=self._directory, suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    np.save(f, vectors.astype(np.float16), allow_pickle=False)
+                    np.save(f, vectors, allow_pickle=False)
                 os.replace(temporary, path)
             except BaseException:
                 with contextlib.suppress(OSError):
