@@ -28,7 +28,7 @@ ensure_venv() {
     [ -n "$extras" ] && spec=".[$extras]"
     local stamp="$venv/.bassi-installed${extras:+-$extras}"
     local want
-    want="$(cat "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+    want="$(sha256sum < "$root/pyproject.toml" | cut -d" " -f1)"
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
         echo "Installing bassi${extras:+ with [$extras]} into .venv (first run takes a minute) ..." >&2
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2 || return 1
