@@ -88,7 +88,6 @@ ServerConfig = StdioServerConfig | HttpServerConfig
 class McpConfig:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
-    path: Path | None = None
 
 
 def load_mcp_config(
@@ -104,17 +103,16 @@ def load_mcp_config(
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        problems = [ConfigProblem(path, "file not found")] if required else []
-        return McpConfig(path=path, problems=problems)
+        return McpConfig(problems=[ConfigProblem(path, "file not found")] if required else [])
     except (OSError, UnicodeDecodeError) as exc:
-        return McpConfig(path=path, problems=[ConfigProblem(path, f"cannot read the file: {exc}")])
+        return McpConfig(problems=[ConfigProblem(path, f"cannot read the file: {exc}")])
     return parse_mcp_config(text, path, env, project_dir=project_dir or path.parent)
 
 
 def parse_mcp_config(
     text: str, path: Path, env: Mapping[str, str], *, project_dir: Path
 ) -> McpConfig:
-    config = McpConfig(path=path)
+    config = McpConfig()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
