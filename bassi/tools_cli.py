@@ -15,21 +15,23 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import ConfigProblem, Severity
 from bassi.core.parameters import parameters
 from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
-from bassi.core.search import SearchHit
 from bassi.core.settings import Settings
 from bassi.core.tools import ToolInfo
+
+if TYPE_CHECKING:
+    from bassi.core.catalog import Catalog
+    from bassi.core.search import SearchHit
 
 _STATUS_STYLE = {
     ServerStatus.CONNECTED: "green",
@@ -70,6 +72,10 @@ def run_tools_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    # Imported here, not at the top: ``bassi --help`` and ``--version`` build this command's
+    # parser, and should not wait for the MCP client and the search index to load.
+    from bassi.core.catalog import Catalog
+
     catalog = Catalog(settings)
     for problem in catalog.problems:
         _print_problem(err, problem)
