@@ -23,6 +23,7 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 
+from bassi.core.connections import error_result
 from bassi.core.exposure import ToolExposure
 from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo, qualified_name
@@ -57,10 +58,6 @@ class CallTracker:
             yield
         finally:
             self._running[server] -= 1
-
-
-def error_result(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
 def mcp_tool(tool: ToolInfo) -> types.Tool:
