@@ -69,22 +69,6 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-def child_processes() -> list[int]:
-    """Live direct children of this test process."""
-    me = str(os.getpid())
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            children.append(int(entry.name))
-    return children
-
-
 async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
     """Poll ``condition`` until it holds; fail the test if it never does."""
     loop = asyncio.get_running_loop()

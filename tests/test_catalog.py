@@ -17,8 +17,8 @@ from bassi.core.registry import ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin
+from tests.conftest import descendant_pids
 from tests.discovery_fixtures import (
-    child_processes,
     lowlevel_server,
     marked_processes,
     new_marker,
@@ -249,11 +249,11 @@ async def test_config_problems_are_reported_and_valid_servers_still_load(start: 
 
 
 async def test_bassis_own_servers_run_in_process(start: Any) -> None:
-    before = set(child_processes())
+    before = set(descendant_pids())
     run = await start({})
     assert await run.catalog.wait_ready()
     assert run.catalog.registry.server("notes").available
-    assert set(child_processes()) <= before
+    assert set(descendant_pids()) <= before
 
 
 async def test_the_shipped_servers_are_the_default(tmp_path: Path) -> None:

@@ -26,10 +26,10 @@ from starlette.routing import Route
 from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec
 from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig
 from bassi.core.registry import ServerStatus
+from tests.conftest import descendant_pids
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
     SERVERS,
-    child_processes,
     lowlevel_server,
     marked_processes,
     new_marker,
@@ -289,9 +289,9 @@ async def test_an_in_process_server_is_listed_without_a_subprocess(
     connections: Connections,
 ) -> None:
     server = lowlevel_server("notes", [tool("add_note", "Add a note.", text="The note.")])
-    before = set(child_processes())
+    before = set(descendant_pids())
     notes = await connections.ready(InProcessServer("notes", lambda: server))
-    assert set(child_processes()) <= before
+    assert set(descendant_pids()) <= before
     assert notes.status is ServerStatus.CONNECTED
     assert [t.name for t in notes.tools] == ["add_note"]
     result = await notes.call_tool("add_note", {"text": "milk"})
