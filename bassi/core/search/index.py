@@ -87,7 +87,6 @@ class IndexStats:
 
     analysed: int = 0
     from_cache: int = 0
-    unchanged: int = 0
     vectors_computed: int = 0
     """Servers whose tool vectors the model computed (the rest came from the disk cache)."""
     vectors_from_cache: int = 0
@@ -174,7 +173,6 @@ class ToolIndex:
             for name, digest in digests.items()
             if name not in self._servers or self._servers[name].digest != digest
         }
-        self.stats.unchanged += len(servers) - len(stale)
         if not stale and not removed:
             return []
         cached, on_disk = self._store.load(stale) if self._store is not None else ({}, set())
@@ -192,8 +190,7 @@ class ToolIndex:
             self._servers[name] = _Server(digest, tools, segment)
         for name in removed:
             self._servers.pop(name, None)
-        if stale or removed:
-            self._rebuild()
+        self._rebuild()
         forgotten = {*removed, *(on_disk - keep_on_disk if keep_on_disk is not None else ())}
         if self._store is not None and (analysed or forgotten):
             self._store.save(analysed, forgotten)

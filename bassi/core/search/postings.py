@@ -144,7 +144,3 @@ class Postings:
             return None
         start, end = self.offsets[tid], self.offsets[tid + 1]
         return self.docs[start:end], self.weights[start:end]
-
-    def document_frequency(self, term: str) -> int:
-        tid = self.vocabulary.get(term)
-        return 0 if tid is None else int(self.offsets[tid + 1] - self.offsets[tid])

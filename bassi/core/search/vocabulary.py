@@ -53,10 +53,6 @@ class Vocabulary:
                         out[content] = None
         return cls({k: tuple(v) for k, v in expansions.items() if v})
 
-    @property
-    def longest(self) -> int:
-        return max((len(k) for k in self.expansions), default=1)
-
     def concepts(self, text: str, weight: float) -> list[Concept]:
         """Split a query into concepts: vocabulary phrases first (longest wins), then single
         content words."""
