@@ -24,6 +24,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from bassi.core.events import TextDelta
 from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
@@ -74,7 +75,7 @@ class ChatScreen(Screen[None]):
             id="prompt",
         )
         yield CompletionHint(id="completion-hint")
-        yield StatusBar(id="status")
+        yield StatusBar(id="status").data_bind(ChatScreen.streaming)
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -186,7 +187,10 @@ class ChatScreen(Screen[None]):
         try:
             async for event in self.runtime.send(text):
                 await transcript.show(event)
-                self.show_status()
+                if not isinstance(event, TextDelta):
+                    # Text changes no figure; the rest may (totals, tools the agent loaded),
+                    # and the status walks every tool, so not once per token.
+                    self.show_status()
         except asyncio.CancelledError:
             await self.log_widget.add(
                 Notice("Interrupted (the agent did not stop in time).", "warning")
@@ -207,9 +211,6 @@ class ChatScreen(Screen[None]):
             log.scroll_page_up(animate=False)
         else:
             log.scroll_page_down(animate=False)
-
-    def watch_streaming(self, streaming: bool) -> None:
-        self.query_one(StatusBar).streaming = streaming
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "interrupt":
@@ -306,7 +307,7 @@ class ChatScreen(Screen[None]):
         tool = await self._resolve(name)
         if tool is None:
             return
-        already = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
+        already = self._is_pinned(tool)
         self.runtime.pin(tool)
         card = ToolCard(tool, pinned=True, available=self._available(tool))
         await self.log_widget.add(card)
@@ -318,8 +319,7 @@ class ChatScreen(Screen[None]):
         tool = await self._resolve(name)
         if tool is None:
             return
-        pinned = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
-        if not pinned:
+        if not self._is_pinned(tool):
             await self.log_widget.add(Notice(plain(f"{tool.ref} is not pinned."), "warning"))
             return
         self.runtime.unpin(tool)
@@ -342,6 +342,9 @@ class ChatScreen(Screen[None]):
 
     def _available(self, tool: ToolInfo) -> bool:
         return self.runtime.catalog.registry.is_available(tool)
+
+    def _is_pinned(self, tool: ToolInfo) -> bool:
+        return tool.qualified_name in self.runtime.state.pins
 
     async def command_cost(self, _argument: str) -> None:
         t = self.totals
@@ -415,15 +418,17 @@ class ChatScreen(Screen[None]):
         self.open_card(event.tool)
 
     def open_card(self, tool: ToolInfo) -> None:
-        pinned = any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned())
         self.app.push_screen(
             ToolCardScreen(
-                tool, pinned=pinned, available=self._available(tool), toggle_pin=self.toggle_pin
+                tool,
+                pinned=self._is_pinned(tool),
+                available=self._available(tool),
+                toggle_pin=self.toggle_pin,
             )
         )
 
     def toggle_pin(self, tool: ToolInfo) -> bool:
-        if any(p.qualified_name == tool.qualified_name for p in self.runtime.pinned()):
+        if self._is_pinned(tool):
             self.runtime.unpin(tool)
             pinned = False
         else:
