@@ -61,6 +61,7 @@ from bassi.core.events import (
     TurnFinished,
 )
 from bassi.core.settings import Settings
+from bassi.core.tools import split_qualified
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +169,8 @@ class AgentSession:
             if self._closed:
                 yield AgentError("internal", "This conversation was closed.", "Start a new one.")
                 return
-            if credential_source(self.settings.env) is None:
+            source = credential_source(self.settings.env)
+            if source is None:
                 yield missing_credentials_error()
                 return
             try:
@@ -181,10 +183,13 @@ class AgentSession:
                 yield self._cli_failure(exc)
                 await self._drop_client()
                 return
-            async for event in self._turn_events(client):
+            async for event in self._turn_events(client, source):
                 yield event
 
-    async def _turn_events(self, client: ClaudeSDKClient) -> AsyncIterator[AgentEvent]:
+    async def _turn_events(
+        self, client: ClaudeSDKClient, credentials: str
+    ) -> AsyncIterator[AgentEvent]:
+        """``credentials`` names what the CLI authenticates with, for an auth error."""
         turn = _Turn()
         try:
             async for message in client.receive_messages():
@@ -199,8 +204,7 @@ class AgentSession:
                     turn_cost = max(0.0, cli_cost - self._cli_cost_seen)
                     self._cli_cost_seen = cli_cost
                     self.total_cost_usd += turn_cost
-                    source = credential_source(self.settings.env)
-                    yield turn.finish(message, self._interrupted, source, turn_cost)
+                    yield turn.finish(message, self._interrupted, credentials, turn_cost)
                     return
         except Exception as exc:  # the SDK raises bare Exception too; never let it out
             if self._closed:
@@ -357,7 +361,7 @@ class _Turn:
                 )
 
     def finish(
-        self, result: ResultMessage, interrupted: bool, credentials: str | None, cost_usd: float
+        self, result: ResultMessage, interrupted: bool, credentials: str, cost_usd: float
     ) -> AgentEvent:
         if result.is_error and not interrupted:
             return _error_for(result, self.error, credentials)
@@ -376,7 +380,7 @@ class _Turn:
 
 
 def _error_for(
-    result: ResultMessage, failed: AssistantMessage | None, credentials: str | None
+    result: ResultMessage, failed: AssistantMessage | None, credentials: str
 ) -> AgentError:
     """A failed turn as the user should read it: what happened and what to do."""
     status = result.api_error_status
@@ -388,8 +392,7 @@ def _error_for(
     kind: ErrorKind
     if status in (401, 403) or code == "authentication_failed":
         kind = "auth"
-        who = credentials or "Your credentials"
-        message = f"{who} was rejected: {detail}"
+        message = f"{credentials} was rejected: {detail}"
         hint = (
             "Check the key at https://console.anthropic.com/settings/keys, then restart bassi "
             "with it: export ANTHROPIC_API_KEY=sk-ant-..."
@@ -419,11 +422,7 @@ def _error_for(
 
 def split_tool_name(name: str) -> tuple[str | None, str]:
     """``mcp__server__tool`` -> (server, tool); a built-in tool has no server."""
-    if name.startswith("mcp__"):
-        server, sep, tool = name[len("mcp__") :].partition("__")
-        if sep:
-            return server, tool
-    return None, name
+    return split_qualified(name) or (None, name)
 
 
 def result_text(content: str | list[dict[str, Any]] | None) -> str:
