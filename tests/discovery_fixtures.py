@@ -90,6 +90,11 @@ def tool(name: str, description: str = "", **properties: str) -> types.Tool:
     )
 
 
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a tool result, its text parts joined by newlines."""
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
 def lowlevel_server(name: str, tools: list[types.Tool]) -> Server[Any]:
     """An in-process MCP server whose ``tools`` list can be changed by the test; its
     ``announce`` tool tells the client the list changed. Calls echo the tool name and

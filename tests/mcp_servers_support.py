@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from tests.discovery_fixtures import text_of
 
 TRANSPORTS = ("memory", "stdio")
 POLL = 0.05
@@ -79,8 +80,7 @@ async def held_open(open_cm: Callable[[], AbstractAsyncContextManager[T]]) -> As
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
     """(is_error, text) of one tool call."""
     result = await client.call_tool(tool, arguments)
-    text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-    return bool(result.is_error), text
+    return bool(result.is_error), text_of(result)
 
 
 def live_group_members(pgid: int) -> list[int]:

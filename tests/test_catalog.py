@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import types
 
 from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import StdioServerConfig
@@ -19,11 +18,13 @@ from bassi.core.settings import Settings
 from bassi.core.tools import Origin
 from tests.conftest import descendant_pids
 from tests.discovery_fixtures import (
+    MARKER_VARIABLE,
     lowlevel_server,
     marked_processes,
     new_marker,
     project_settings,
     stdio_entry,
+    text_of,
     tool,
     until,
 )
@@ -55,7 +56,7 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
     async def make(servers: Mapping[str, Any], shipped: Mapping[str, Any] | None = None) -> Started:
         marker = new_marker()
         marked = {
-            name: {**entry, "env": {**entry.get("env", {}), "BASSI_TEST_MARKER": marker}}
+            name: {**entry, "env": {**entry.get("env", {}), MARKER_VARIABLE: marker}}
             if "command" in entry
             else entry
             for name, entry in servers.items()
@@ -71,10 +72,6 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
     for each in started:
         await each.catalog.close()
         assert marked_processes(each.marker) == []
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_start_registers_every_server_at_once_and_connects_in_the_background(

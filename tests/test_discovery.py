@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import types
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -34,6 +33,7 @@ from tests.discovery_fixtures import (
     marked_processes,
     new_marker,
     serving,
+    text_of,
     tool,
     until,
 )
@@ -82,10 +82,6 @@ async def connections(tmp_path: Path) -> AsyncIterator[Connections]:
     opened = Connections(tmp_path)
     yield opened
     await opened.close()
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 # stdio
