@@ -16,7 +16,6 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -25,6 +24,8 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bassi import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -99,18 +100,11 @@ def build_server(name: str, instructions: str, tools: Sequence[ToolSpec[Any]]) -
 
     return Server(
         name,
-        version=_bassi_version(),
+        version=__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-
-
-def _bassi_version() -> str:
-    try:
-        return metadata.version("bassi")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def serve_stdio(factory: Callable[[Path], Server[Any]]) -> None:
