@@ -131,7 +131,6 @@ async def run_process(
     cwd: Path,
     time_limit: float,
     output_limit: int,
-    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` until it exits or ``time_limit`` seconds pass, then kill its whole process
     group. Cancelling the caller kills the group too, so a dropped call leaves nothing behind."""
@@ -144,7 +143,6 @@ async def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=env,
             start_new_session=True,
         )
     except OSError as exc:
