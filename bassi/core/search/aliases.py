@@ -22,13 +22,14 @@ ALIAS_CHARS = 1_500
 """Cap on one tool's alias text, whatever the number of matching keys."""
 
 Key = frozenset[str]
-_KEY_STEMS: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
 class Aliases:
     entries: tuple[tuple[Key, str], ...]
     """(stems a tool's name must all contain, phrasings), in file order."""
+    key_stems: frozenset[str]
+    """Every stem of every key, to find inside a name glued into one word."""
 
     @classmethod
     def parse(cls, text: str) -> Aliases:
@@ -39,12 +40,11 @@ class Aliases:
             stems = frozenset(stem(w) for w in words(key))
             if colon and stems and phrasings.strip():
                 out.append((stems, ", ".join(p.strip() for p in phrasings.split(",") if p.strip())))
-                _KEY_STEMS.update(stems)
-        return cls(tuple(out))
+        return cls(tuple(out), frozenset(s for key, _ in out for s in key))
 
     def of(self, name: str) -> str:
         """The phrasings for a tool named ``name`` (empty when no key matches)."""
-        have = _name_stems(name)
+        have = _name_stems(name, self.key_stems)
         found = [text for key, text in self.entries if key <= have]
         return ", ".join(found)[:ALIAS_CHARS]
 
@@ -60,13 +60,13 @@ def phrase_terms(text: str) -> list[str]:
     return out
 
 
-def _name_stems(name: str) -> frozenset[str]:
+def _name_stems(name: str, key_stems: frozenset[str]) -> frozenset[str]:
     """A name's word stems; a name glued into one word (``sequentialthinking``) also offers
     every key stem it contains, since nothing marks where its words meet."""
     found = [stem(w) for w in words(name[:200])]
     if len(found) == 1 and len(found[0]) > 8:
         glued = found[0]
-        return frozenset([glued, *(k for k in _KEY_STEMS if len(k) >= 4 and k in glued)])
+        return frozenset([glued, *(k for k in key_stems if len(k) >= 4 and k in glued)])
     return frozenset(found)
 
 
