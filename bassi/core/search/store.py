@@ -56,33 +56,28 @@ class SegmentStore:
     def _open(self) -> Any:
         if self._index is not None:
             return self._index
-        storage = FileStorage(str(self._directory))
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
             if index.exists_in(str(self._directory), INDEX_NAME) and self._format_ok():
-                self._index = storage.open_index(INDEX_NAME)
+                self._index = FileStorage(str(self._directory)).open_index(INDEX_NAME)
             else:
-                self._reset()
-                self._index = storage.create_index(_schema(), indexname=INDEX_NAME)
-                (self._directory / "FORMAT").write_text(FORMAT, encoding="utf-8")
+                self._index = self._create()
         except Exception as exc:
             log.warning("tool index cache at %s unusable (%s); rebuilding", self._directory, exc)
-            self._reset()
-            self._directory.mkdir(parents=True, exist_ok=True)
-            self._index = FileStorage(str(self._directory)).create_index(
-                _schema(), indexname=INDEX_NAME
-            )
-            (self._directory / "FORMAT").write_text(FORMAT, encoding="utf-8")
+            self._index = self._create()
         return self._index
 
     def _format_ok(self) -> bool:
         marker = self._directory / "FORMAT"
         return marker.is_file() and marker.read_text(encoding="utf-8").strip() == FORMAT
 
-    def _reset(self) -> None:
-        if self._directory.exists():
-            shutil.rmtree(self._directory, ignore_errors=True)
+    def _create(self) -> Any:
+        """An empty index in place of whatever the directory held."""
+        shutil.rmtree(self._directory, ignore_errors=True)
         self._directory.mkdir(parents=True, exist_ok=True)
+        created = FileStorage(str(self._directory)).create_index(_schema(), indexname=INDEX_NAME)
+        (self._directory / "FORMAT").write_text(FORMAT, encoding="utf-8")
+        return created
 
     def load(self, wanted: dict[str, str]) -> tuple[dict[str, Segment], set[str]]:
         """Segments of the servers in ``wanted`` (server -> digest) whose cached digest
