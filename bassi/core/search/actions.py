@@ -143,10 +143,9 @@ def query_action(text: str) -> Request:
     """What a request asks to do, from its leading verb or the question it asks."""
     lowered = _POLITE.sub("", text.strip().lower())
     typed = list(words(lowered.replace("'", "")))
-    raw = lowered.split()
     if not typed:
         return Request(0, "")
-    first = raw[0] if raw else ""
+    first = lowered.split()[0]
     if first in _QUESTIONS or (first == "how" and len(typed) > 1 and typed[1] in _HOW_QUESTIONS):
         return Request(READ, "")
     tokens = list(typed)
