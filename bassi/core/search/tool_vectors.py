@@ -151,8 +151,6 @@ class ToolVectors:
                     del self._queue[server]
                     job = self._wanted[server]
                     self._busy = True
-                if not self.encoder.loaded:
-                    _release_freed_memory()
                 vectors = self._vectors_of(server, job)
                 if vectors is None:
                     break
@@ -163,9 +161,8 @@ class ToolVectors:
                         self._ready[server] = (job.digest, vectors)
                         self.generation += 1
                     self._lock.notify_all()
-            if not _exiting.is_set() and not self.encoder.loaded:
-                _release_freed_memory()
-                self.encoder.load()
+            if not _exiting.is_set():
+                self._load_model()
         except Exception:
             log.exception("computing tool vectors failed; search stays lexical")
             with self._lock:
@@ -178,6 +175,13 @@ class ToolVectors:
                 if self._queue and not _exiting.is_set():
                     self._start()
                 self._lock.notify_all()
+
+    def _load_model(self) -> None:
+        """Load the model once, trimming the heap first: servers whose vectors come from the
+        cache never need the model, so they never pay for a trim either."""
+        if not self.encoder.loaded:
+            _release_freed_memory()
+            self.encoder.load()
 
     @staticmethod
     def _key(job: _Job) -> str:
@@ -195,6 +199,7 @@ class ToolVectors:
             if cached is not None:
                 self._stats.vectors_from_cache += 1
                 return cached
+        self._load_model()
         texts = [encoder_text(t) for t in job.tools]
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
         for start in range(0, len(texts), CHUNK):
