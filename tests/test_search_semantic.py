@@ -11,29 +11,20 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
 from bassi.core.search import index as index_module
 from bassi.core.search.documents import encoder_text
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors, default_encoder
 from bassi.core.search.half_rows import CHUNK_ROWS, HalfRows
-from bassi.core.tools import Origin, ToolInfo
+from bassi.core.tools import ToolInfo
+from tests.test_search import registry_of, tool
 
 UMBRELLA = "will I need an umbrella tomorrow"
 """Shares no word (nor synonym) with the forecast tool: only meaning connects them."""
-
-
-def tool(server: str, name: str, description: str, **params: str) -> ToolInfo:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {k: {"type": "string", "description": v} for k, v in params.items()},
-    }
-    return ToolInfo(server, name, description, schema)
 
 
 WEATHER = [
@@ -146,10 +137,7 @@ def test_vectors_are_cached_per_server_and_recomputed_only_for_what_changed(
     now = sorted(p.name for p in (tmp_path / "index-vectors").glob("*.npy"))
     assert len(now) == 2 and len(set(now) & set(files)) == 1  # kit's old file replaced
 
-    registry = Registry()
-    registry.add_server("weather", Origin.EXTERNAL)
-    registry.set_tools("weather", WEATHER)
-    third.sync(registry)
+    third.sync(registry_of({"weather": WEATHER}))
     assert len(list((tmp_path / "index-vectors").glob("*.npy"))) == 1
     assert refs(third, UMBRELLA)[0] == "weather/get_forecast"
 
