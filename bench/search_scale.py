@@ -12,6 +12,7 @@ From the repo root:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import statistics
@@ -21,10 +22,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import contextlib
 
 from search_quality import load_queries, percentile
 
