@@ -82,7 +82,8 @@ class ToolExposure:
         self._is_denied = is_denied
         self._loaded: set[str] = set()
         self._total_tokens: int | None = None
-        registry.subscribe(self._forget_total)
+        self._core: frozenset[str] | None = None
+        registry.subscribe(self._forget_derived)
 
     @property
     def mode(self) -> ToolsMode:
@@ -123,8 +124,9 @@ class ToolExposure:
     def snapshot(self) -> dict[str, frozenset[str]]:
         """Exposed tool names per server: comparing two snapshots says which servers the
         CLI must list again."""
+        view = self._view()
         return {
-            entry.name: frozenset(t.name for t in self.tools(entry.name))
+            entry.name: frozenset(t.name for t in entry.tools if view.reason(t) is not None)
             for entry in self._registry.servers()
         }
 
@@ -134,14 +136,13 @@ class ToolExposure:
     def load(self, tools: Iterable[ToolInfo]) -> list[ToolInfo]:
         """Expose tools for the rest of this session; returns the ones that became visible
         (denied and unavailable tools never do)."""
+        view = self._view()
         added = []
         for tool in tools:
-            if self.reason(tool) is None:
-                self._loaded.add(tool.qualified_name)
-                if self.reason(tool) is None:
-                    self._loaded.discard(tool.qualified_name)
-                else:
-                    added.append(tool)
+            name = tool.qualified_name
+            if name not in self._loaded and view.reason(tool) is None and view.exposable(tool):
+                self._loaded.add(name)
+                added.append(tool)
         return added
 
     def reset_loaded(self) -> None:
@@ -157,24 +158,31 @@ class ToolExposure:
             mode=self.mode,
         )
 
+    def _core_tools(self) -> frozenset[str]:
+        """The configured core set, resolved against the catalog once per catalog change."""
+        if self._core is None:
+            core = set()
+            for ref in self._settings.core_tools:
+                try:
+                    core.add(self._registry.resolve(ref).qualified_name)
+                except ToolNotFoundError:
+                    continue
+            self._core = frozenset(core)
+        return self._core
+
     def _view(self) -> _View:
-        core = set()
-        for ref in self._settings.core_tools:
-            try:
-                core.add(self._registry.resolve(ref).qualified_name)
-            except ToolNotFoundError:
-                continue
         return _View(
             self._registry,
             self._is_denied,
             frozenset(self._loaded),
             self.mode,
             frozenset(self._pins()),
-            frozenset(core),
+            self._core_tools(),
         )
 
-    def _forget_total(self, _server: str) -> None:
+    def _forget_derived(self, _server: str) -> None:
         self._total_tokens = None
+        self._core = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +196,15 @@ class _View:
     pins: frozenset[str]
     core: frozenset[str]
 
+    def exposable(self, tool: ToolInfo) -> bool:
+        """Whether anything may put the tool in front of the model: never when its server
+        is down or a rule denies it."""
+        return self.registry.is_available(tool) and not self.is_denied(tool.qualified_name)
+
     def reason(self, tool: ToolInfo) -> Reason | None:
-        name = tool.qualified_name
-        if not self.registry.is_available(tool) or self.is_denied(name):
+        if not self.exposable(tool):
             return None
+        name = tool.qualified_name
         if self.mode is ToolsMode.ALL:
             return Reason.ALL_MODE
         if name in self.pins:
