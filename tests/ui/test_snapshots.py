@@ -1,7 +1,8 @@
 """What the app looks like at 80x24: the startup catalog, a search table, a tool card.
 
-Deterministic by construction: servers are waited for (no spinner), commands are started as
-``python notes_server.py`` (no machine paths), and nothing shows a time or a temp path.
+Deterministic by construction: servers are waited for (no spinner), the cursor does not
+blink, commands are started as ``python notes_server.py`` (no machine paths), and nothing
+shows a time or a temp path.
 Update after an intended change with ``pytest tests/ui/test_snapshots.py --snapshot-update``.
 """
 
@@ -17,6 +18,7 @@ from bassi.core.search import SearchHit
 from bassi.core.tools import ToolInfo
 from bassi.ui.app import BassiApp
 from bassi.ui.widgets.messages import Notice
+from bassi.ui.widgets.prompt import PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from tests.ui.conftest import AppFactory
 from tests.ui.helpers import WidgetHost, submit
@@ -29,6 +31,9 @@ def after_start(*lines: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         app = pilot.app
         assert isinstance(app, BassiApp)
         app.animation_level = "none"
+        # The input's cursor blinks on a timer: shown steadily, the picture is the same
+        # however long the servers took.
+        app.screen.query_one(PromptInput).cursor_blink = False
         await pilot.pause()
         await app.runtime.catalog.wait_ready(20)
         await pilot.pause()
