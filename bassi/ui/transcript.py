@@ -78,7 +78,7 @@ class Transcript:
             await self._message.write(event.text)
         elif isinstance(event, ToolCallStarted):
             await self.close_message()
-            block = ToolCallBlock(event.tool or event.qualified_name, event.server, event.arguments)
+            block = ToolCallBlock.of(event)
             self._calls[event.id] = block
             await self.log.add(block)
         elif isinstance(event, ToolCallFinished):
@@ -134,7 +134,7 @@ def replayed(items: Sequence[HistoryItem]) -> list[Widget]:
         elif isinstance(item, TextDelta):
             widgets.append(AssistantMessage(item.text))
         elif isinstance(item, ToolCallStarted):
-            block = ToolCallBlock(item.tool or item.qualified_name, item.server, item.arguments)
+            block = ToolCallBlock.of(item)
             calls[item.id] = block
             widgets.append(block)
         elif (call := calls.get(item.id)) is not None:

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from bassi.core.events import ToolCallStarted
 from bassi.core.safe_text import clean
 from bassi.ui.safe import plain, plain_line
 
@@ -68,15 +69,18 @@ class ToolCallBlock(Vertical):
         self.result: str | None = None
         self.is_error = False
 
+    @classmethod
+    def of(cls, call: ToolCallStarted) -> ToolCallBlock:
+        """The block for a call as the agent made it (a non-MCP tool has no server)."""
+        return cls(call.tool or call.qualified_name, call.server, call.arguments)
+
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="tool-call-header")
         args = format_arguments(self.arguments)
         arguments = Static(plain(args, max_chars=ARGUMENTS_CHARS), classes="tool-call-args")
         arguments.display = bool(args)
         yield arguments
-        result = Static(classes="tool-call-result")
-        result.display = False
-        yield result
+        yield Static(classes="tool-call-result")
 
     def finish(self, text: str, is_error: bool) -> None:
         self.result = clean(text, max_chars=EXPANDED_CHARS)
@@ -118,7 +122,6 @@ class ToolCallBlock(Vertical):
         assert self.result is not None
         self.query_one(".tool-call-header", Static).update(self._header())
         widget = self.query_one(".tool-call-result", Static)
-        widget.display = True
         if self.expanded:
             body = Content(self.result) + Content.styled("\n(collapse)", "$text-accent underline")
         else:
