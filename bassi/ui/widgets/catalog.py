@@ -87,8 +87,6 @@ class ServerGroup(Vertical):
     def _refresh_parts(self) -> None:
         entry = self.entry
         self.can_focus = self.expandable
-        self.set_class(entry.status is ServerStatus.FAILED, "-failed")
-        self.set_class(entry.status is ServerStatus.CONNECTING, "-connecting")
         self.query_one(".server-header", Static).update(self._header())
         error = self.query_one(".server-error", Static)
         error.display = bool(entry.status is ServerStatus.FAILED and entry.error)
