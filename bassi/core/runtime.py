@@ -107,8 +107,8 @@ class Runtime:
         self._continued: SDKSessionInfo | None = None
         self._continue_looked_up = False
         self._continue_lock = asyncio.Lock()
-        self._proxied: set[str] = set()
         self._listed: dict[str, object] = {}
+        """What the CLI listed last, per server it was given: exactly the session's servers."""
         self._lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe = registry.subscribe(lambda _server: self._sync_soon())
@@ -334,7 +334,6 @@ class Runtime:
             servers[entry.name] = proxy_config(
                 entry.name, self._exposure, self.catalog, self._refusal, self._tracker
             )
-        self._proxied = set(servers)
         return servers
 
     def _listing(self) -> dict[str, object]:
@@ -358,7 +357,7 @@ class Runtime:
             if session is None:
                 return
             for server, now in self._listing().items():
-                if server not in self._proxied or self._listed.get(server) == now:
+                if server not in self._listed or self._listed[server] == now:
                     continue
                 if self._tracker.busy(server):
                     continue
@@ -387,7 +386,6 @@ class Runtime:
 
     async def _close_session(self) -> None:
         session, self._session = self._session, None
-        self._proxied = set()
         self._listed = {}
         if session is not None:
             await session.close()
