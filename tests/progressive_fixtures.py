@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.tools import Origin, ToolInfo
+
+LEDGER_SERVER = Path(__file__).parent / "servers" / "progressive_ledger.py"
 
 
 def tool_def(name: str, description: str = "", **properties: str) -> dict[str, Any]:
@@ -34,3 +39,14 @@ def registry_of(
     for server in failed:
         registry.set_status(server, ServerStatus.FAILED, "exited with code 1")
     return registry
+
+
+def write_ledger_config(project: Path, ledger_file: Path) -> None:
+    """The project's ``.mcp.json``: the ledger stdio server, tracing its calls in
+    ``ledger_file``."""
+    ledger = {
+        "command": sys.executable,
+        "args": [str(LEDGER_SERVER)],
+        "env": {"LEDGER_FILE": str(ledger_file)},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"ledger": ledger}}))

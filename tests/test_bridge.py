@@ -4,8 +4,6 @@ hidden tools itself."""
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,22 +15,12 @@ from bassi.core.catalog import Catalog
 from bassi.core.exposure import ToolExposure
 from bassi.core.permissions import hidden_message
 from bassi.core.settings import Settings, ToolsMode
-
-LEDGER_SERVER = Path(__file__).parent / "servers" / "progressive_ledger.py"
+from tests.progressive_fixtures import write_ledger_config
 
 
 @pytest.fixture
 async def catalog(tmp_path: Path) -> AsyncIterator[Catalog]:
-    config = {
-        "mcpServers": {
-            "ledger": {
-                "command": sys.executable,
-                "args": [str(LEDGER_SERVER)],
-                "env": {"LEDGER_FILE": str(tmp_path / "ledger.txt")},
-            }
-        }
-    }
-    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    write_ledger_config(tmp_path, tmp_path / "ledger.txt")
     catalog = Catalog(Settings(project_dir=tmp_path, env={}), shipped={})
     try:
         await catalog.start()

@@ -5,7 +5,6 @@ server, and the scripted model, asserting the ``tools`` array of every request t
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -20,9 +19,9 @@ from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.state import ProjectState
 from tests.conftest import descendant_pids
+from tests.progressive_fixtures import LEDGER_SERVER, write_ledger_config
 from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
 
-LEDGER_SERVER = Path(__file__).parent / "servers" / "progressive_ledger.py"
 META = {
     "mcp__bassi__tool_search",
     "mcp__bassi__tool_describe",
@@ -57,16 +56,7 @@ class Ledger:
 @pytest.fixture
 def ledger(project_dir: Path, tmp_path: Path) -> Ledger:
     path = tmp_path / "ledger.txt"
-    config = {
-        "mcpServers": {
-            "ledger": {
-                "command": sys.executable,
-                "args": [str(LEDGER_SERVER)],
-                "env": {"LEDGER_FILE": str(path)},
-            }
-        }
-    }
-    (project_dir / ".mcp.json").write_text(json.dumps(config))
+    write_ledger_config(project_dir, path)
     return Ledger(path)
 
 
