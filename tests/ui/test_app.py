@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+from textual.pilot import Pilot
 
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.tool_card import ToolCardScreen
@@ -26,11 +30,15 @@ BIG = (120, 120)
 HOSTILE_SERVER = Path(__file__).parent / "servers" / "hostile_server.py"
 
 
-async def settled(pilot, app: BassiApp) -> None:  # type: ignore[no-untyped-def]
-    """Until every server has connected or failed (the app itself never waits for this)."""
-    await wait_for(pilot, lambda: app.runtime.catalog.registry.servers(), what="servers")
-    await app.runtime.catalog.wait_ready(20)
-    await pilot.pause()
+@asynccontextmanager
+async def settled(app: BassiApp) -> AsyncIterator[Pilot[int]]:
+    """The app running on a BIG terminal once every server has connected or failed (the app
+    itself never waits for this)."""
+    async with app.run_test(size=BIG) as pilot:
+        await wait_for(pilot, lambda: app.runtime.catalog.registry.servers(), what="servers")
+        await app.runtime.catalog.wait_ready(20)
+        await pilot.pause()
+        yield pilot
 
 
 def pins(project: Path) -> list[str]:
@@ -78,8 +86,7 @@ async def test_catalog_shows_at_once_slow_server_fills_in_failed_shows_reason(
 
 async def test_tools_shows_the_catalog_again_current(make_app: AppFactory) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tools")
         assert len(app.screen.query(CatalogView)) == 2
         assert screen_text(app).count("6 tools available on 3 servers") == 2
@@ -97,8 +104,7 @@ async def test_help_lists_every_command_and_key(make_app: AppFactory) -> None:
 
 async def test_command_errors_are_explained_in_the_log(make_app: AppFactory) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tols")
         await submit(pilot, "/tool")
         await submit(pilot, "/tool no_such_tool_at_all")
@@ -118,8 +124,7 @@ async def test_search_table_row_opens_card_and_card_pins(
     project: Path, make_app: AppFactory
 ) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tools search add a note")
         table = app.screen.query_one(SearchResults)
         assert table.hits[0].tool.ref == "notes/add_note"
@@ -152,8 +157,7 @@ async def test_search_table_row_opens_card_and_card_pins(
 
 async def test_empty_search_says_so_and_suggests_a_broader_query(make_app: AppFactory) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tools search zzqqxx")
         text = screen_text(app)
         assert "No tools match 'zzqqxx'. Try a broader query: fewer words" in text
@@ -165,8 +169,7 @@ async def test_tool_pins_and_unpin_persist_across_restarts(
     project: Path, make_app: AppFactory
 ) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tool search_notes")
         card = app.screen.query_one(ToolCard)
         assert card.tool.ref == "notes/search_notes" and card.pinned
@@ -175,8 +178,7 @@ async def test_tool_pins_and_unpin_persist_across_restarts(
     assert pins(project) == ["mcp__notes__search_notes", "mcp__scratch__scratch_read"]
 
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tools pinned")
         text = screen_text(app)
         assert "Pinned tools (2)" in text
@@ -195,8 +197,7 @@ async def test_tool_pins_and_unpin_persist_across_restarts(
 async def test_ambiguous_name_lists_the_candidates(project: Path, make_app: AppFactory) -> None:
     write_servers(project, {"notes": notes_entry(), "notes2": notes_entry()})
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await submit(pilot, "/tool add_note")
         text = screen_text(app)
         assert "'add_note' matches several tools; say which one:" in text
@@ -224,8 +225,7 @@ async def test_history_persists_across_restarts(make_app: AppFactory) -> None:
 
 async def test_autocomplete_offers_commands_and_tool_names(make_app: AppFactory) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         prompt = app.screen.query_one(PromptInput)
         prompt.focus()
         await pilot.press(*"/tools")
@@ -244,8 +244,7 @@ async def test_autocomplete_offers_commands_and_tool_names(make_app: AppFactory)
 
 async def test_palette_searches_tools_and_opens_the_card(make_app: AppFactory) -> None:
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"delete a note")
         await wait_for(pilot, lambda: "notes/delete_note" in screen_text(app), what="palette hit")
@@ -281,8 +280,7 @@ async def test_without_api_key_a_message_gets_a_how_to_fix(make_app: AppFactory)
 async def test_hostile_server_is_shown_inert(project: Path, make_app: AppFactory) -> None:
     write_servers(project, {"hostile": {"command": sys.executable, "args": [str(HOSTILE_SERVER)]}})
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app) as pilot:
         assert "markup, escapes, huge" in screen_text(app)  # the catalog
 
         await submit(pilot, "/tool hostile/markup")
@@ -344,8 +342,7 @@ async def test_config_problems_show_as_warnings_and_the_rest_loads(
 ) -> None:
     write_servers(project, {"notes": notes_entry(), "nocommand": {"args": ["x"]}})
     app = make_app()
-    async with app.run_test(size=BIG) as pilot:
-        await settled(pilot, app)
+    async with settled(app):
         text = screen_text(app)
         problem = next(line for line in text.splitlines() if "⚠" in line)
         assert "nocommand" in problem

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
 from textual.color import Color
 
 from bassi.core.search import SearchHit
@@ -10,7 +9,7 @@ from bassi.core.tools import ToolInfo
 from bassi.ui.widgets.prompt import PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
-from tests.ui.helpers import APP_CSS, WidgetHost, screen_text
+from tests.ui.helpers import WidgetHost, screen_text
 
 TOOLS = [
     ToolInfo("mail", "list_messages", "List mail messages in a folder"),
@@ -73,19 +72,12 @@ async def test_row_selection_by_keyboard_and_mouse_chooses_the_tool() -> None:
         assert chosen[-1] == "git/git_status"
 
 
-class PromptHost(App[None]):
-    CSS_PATH = str(APP_CSS)
-
-    def __init__(self, history: list[str]) -> None:
-        super().__init__()
-        self.history = history
-
-    def compose(self) -> ComposeResult:
-        yield PromptInput(self.history, lambda: TOOLS, lambda: TOOLS[:1], id="prompt")
+def prompt_host(history: list[str]) -> WidgetHost:
+    return WidgetHost(lambda: PromptInput(history, lambda: TOOLS, lambda: TOOLS[:1], id="prompt"))
 
 
 async def test_up_and_down_walk_history_and_keep_the_draft() -> None:
-    app = PromptHost(["first", "second"])
+    app = prompt_host(["first", "second"])
     async with app.run_test() as pilot:
         prompt = app.query_one(PromptInput)
         prompt.focus()
@@ -101,7 +93,7 @@ async def test_up_and_down_walk_history_and_keep_the_draft() -> None:
 
 
 async def test_tab_completes_commands_and_tool_names() -> None:
-    app = PromptHost([])
+    app = prompt_host([])
     async with app.run_test() as pilot:
         prompt = app.query_one(PromptInput)
         prompt.focus()

@@ -18,7 +18,6 @@ from textual.widgets._markdown import MarkdownFence
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
-from bassi.ui.screens.chat import ChatScreen
 from bassi.ui.screens.resume import ResumeScreen
 from bassi.ui.widgets.chat_log import ChatLog
 from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
@@ -37,17 +36,11 @@ def chat_env(agent_env: Mapping[str, str]) -> dict[str, str]:
     return python_first(agent_env)
 
 
-def chat(app: BassiApp) -> ChatScreen:
-    screen = app.screen_stack[0]
-    assert isinstance(screen, ChatScreen)
-    return screen
-
-
 async def turn_done(pilot: Pilot[object], app: BassiApp, last_words: str) -> None:
     """Until the reply ending with ``last_words`` is shown and the turn is over."""
 
     def done() -> bool:
-        return last_words in screen_text(app) and not chat(app).streaming
+        return last_words in screen_text(app) and not app.chat.streaming
 
     await wait_for(pilot, done, 60, repr(last_words))
     await pilot.pause()
@@ -125,7 +118,7 @@ async def test_escape_or_ctrl_c_interrupts_a_streaming_reply(
         assert "esc" in screen_text(app).splitlines()[-1].lower()  # the footer offers it
         pressed = time.monotonic()
         await pilot.press(key)
-        await wait_for(pilot, lambda: not chat(app).streaming, 5, "the turn to stop")
+        await wait_for(pilot, lambda: not app.chat.streaming, 5, "the turn to stop")
         assert time.monotonic() - pressed < 3
         assert "Interrupted." in screen_text(app)
         shown = screen_text(app).count("word")
