@@ -42,6 +42,7 @@ from bassi.ui.widgets.prompt import CompletionHint, PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.status_bar import StatusBar
 from bassi.ui.widgets.tool_card import ToolCard
+from bassi.ui.wording import counted
 
 SEARCH_LIMIT = 10
 INTERRUPT_GRACE_S = 5.0
@@ -300,7 +301,7 @@ class ChatScreen(Screen[None]):
         table.add_column()
         for tool in pinned:
             table.add_row(plain_text(tool.ref, max_chars=100), plain_text(tool.summary[:100]))
-        heading = Static(Content(f"Pinned tools ({len(pinned)})"), classes="notice")
+        heading = Notice(f"Pinned tools ({len(pinned)})")
         await self.log_widget.add(heading, Static(table, classes="pinned-list"))
 
     async def command_tool(self, name: str) -> None:
@@ -393,12 +394,11 @@ class ChatScreen(Screen[None]):
             reason = plain(f". Its messages cannot be shown: {exc}.")
             await self.log_widget.add(Notice(Content(f"{started}: ") + title + reason, "warning"))
             return
-        count = history.messages
-        text = f"{started}, {count} earlier message{'s' if count != 1 else ''}."
+        text = f"{started}, {counted(history.messages, 'earlier message')}."
         if hidden := history.hidden_messages:
             text += (
                 f" Showing the last {EXCHANGES_SHOWN} exchanges;"
-                f" {hidden} earlier message{'s are' if hidden != 1 else ' is'} not shown."
+                f" {counted(hidden, 'earlier message')} {'is' if hidden == 1 else 'are'} not shown."
             )
         await self.log_widget.add(Notice(text), *replayed(history.items))
 

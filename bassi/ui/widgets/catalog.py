@@ -21,6 +21,7 @@ from textual.widgets import Static
 from bassi.core.registry import Registry, ServerEntry, ServerStatus
 from bassi.core.tools import Origin
 from bassi.ui.safe import plain, plain_line
+from bassi.ui.wording import counted
 
 MUTED = "$foreground-muted"
 PREVIEW_TOOLS = 8
@@ -32,10 +33,6 @@ _ICONS = {
     ServerStatus.FAILED: ("✗", "$text-error"),
     ServerStatus.DISABLED: ("○", "$foreground-muted"),
 }
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class ServerGroup(Vertical):
@@ -108,7 +105,7 @@ class ServerGroup(Vertical):
             plain_line(entry.name, 64, "bold"),
         ]
         if entry.status is ServerStatus.CONNECTED:
-            status = Content(_count(len(entry.tools), "tool"))
+            status = Content(counted(len(entry.tools), "tool"))
         elif entry.status is ServerStatus.CONNECTING:
             status = Content.styled("connecting…", "$text-warning")
         elif entry.status is ServerStatus.FAILED:
@@ -187,14 +184,14 @@ class CatalogView(Vertical):
     def _sync(self) -> None:
         """Bring the groups in line with the registry (new servers are appended in order)."""
         groups = {g.entry.name: g for g in self.query(ServerGroup)}
-        for entry in self.registry.servers():
+        entries = self.registry.servers()
+        for entry in entries:
             group = groups.get(entry.name)
             if group is None:
                 list_id = "in-process" if entry.origin is Origin.IN_PROCESS else "external"
                 self.query_one(f"#{list_id}", Vertical).mount(ServerGroup(entry))
             elif group.entry != entry:
                 group.show(entry)
-        entries = self.registry.servers()
         self.query_one("#in-process-title").display = any(
             e.origin is Origin.IN_PROCESS for e in entries
         )
@@ -230,7 +227,7 @@ class CatalogView(Vertical):
             ServerStatus.DISABLED,
         )
         by_status = {s: sum(e.status is s for e in entries) for s in order}
-        parts = [f"{_count(tools, 'tool')} available on {_count(len(entries), 'server')}"]
+        parts = [f"{counted(tools, 'tool')} available on {counted(len(entries), 'server')}"]
         parts += [f"{n} {s.value}" for s, n in by_status.items() if n]
         return Content.styled(" · ".join(parts), "bold") + Content.styled(
             "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from bassi.core.events import ToolCallStarted
 from bassi.core.safe_text import clean
 from bassi.ui.safe import plain, plain_line
+from bassi.ui.wording import counted
 
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 600
@@ -48,7 +49,7 @@ def preview(text: str) -> tuple[str, str]:
     if cut:
         head = head[:PREVIEW_CHARS]
     if hidden > 0:
-        return head, f"{hidden} more line{'s' if hidden != 1 else ''}"
+        return head, counted(hidden, "more line")
     return head, f"{len(text) - len(head):,} more characters" if cut else ""
 
 
