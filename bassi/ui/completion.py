@@ -6,6 +6,7 @@ input and the hint line under it agree, and tests need no terminal.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -19,10 +20,13 @@ MAX_COMPLETIONS = 8
 
 def tool_names(tools: Iterable[ToolInfo]) -> list[str]:
     """What a person may type for each tool: its bare name when unique, and ``server/tool``."""
+    return sorted(_names(tools), key=lambda n: (len(n), n))
+
+
+def _names(tools: Iterable[ToolInfo]) -> set[str]:
     tools = list(tools)
     counts = Counter(t.name for t in tools)
-    names = {t.ref for t in tools} | {t.name for t in tools if counts[t.name] == 1}
-    return sorted(names, key=lambda n: (len(n), n))
+    return {t.ref for t in tools} | {t.name for t in tools if counts[t.name] == 1}
 
 
 def completions(value: str, tools: Iterable[ToolInfo], pinned: Iterable[ToolInfo]) -> list[str]:
@@ -37,15 +41,15 @@ def completions(value: str, tools: Iterable[ToolInfo], pinned: Iterable[ToolInfo
         if (c.text + " ").startswith(lowered) or c.text.startswith(lowered)
     ]
     if lowered.startswith("/tool unpin "):
-        prefix, names = "/tool unpin ", tool_names(pinned)
+        prefix, names = "/tool unpin ", _names(pinned)
     elif lowered.startswith("/tool "):
-        prefix, names = "/tool ", tool_names(tools)
+        prefix, names = "/tool ", _names(tools)
     else:
-        prefix, names = "", []
+        prefix, names = "", set()
     typed = lowered[len(prefix) :]
     lines += [prefix + n for n in names if n.lower().startswith(typed)]
     found = {value + line[len(value) :] for line in lines if len(line) > len(value)}
-    return sorted(found, key=lambda s: (len(s), s))[:MAX_COMPLETIONS]
+    return heapq.nsmallest(MAX_COMPLETIONS, found, key=lambda s: (len(s), s))
 
 
 class InputSuggester(Suggester):
