@@ -130,9 +130,6 @@ class ToolExposure:
             for entry in self._registry.servers()
         }
 
-    def is_loaded(self, qualified: str) -> bool:
-        return qualified in self._loaded
-
     def load(self, tools: Iterable[ToolInfo]) -> list[ToolInfo]:
         """Expose tools for the rest of this session; returns the ones that became visible
         (denied and unavailable tools never do)."""
