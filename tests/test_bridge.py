@@ -15,6 +15,7 @@ from bassi.core.catalog import Catalog
 from bassi.core.exposure import ToolExposure
 from bassi.core.permissions import hidden_message
 from bassi.core.settings import Settings, ToolsMode
+from tests.discovery_fixtures import text_of
 from tests.progressive_fixtures import write_ledger_config
 
 
@@ -28,10 +29,6 @@ async def catalog(tmp_path: Path) -> AsyncIterator[Catalog]:
         yield catalog
     finally:
         await catalog.close()
-
-
-def _text(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_proxy_lists_exposed_tools_forwards_calls_and_refuses_hidden_ones(
@@ -55,26 +52,26 @@ async def test_proxy_lists_exposed_tools_forwards_calls_and_refuses_hidden_ones(
         ran = await client.call_tool("record_expense", {"amount": 5, "note": "lunch"})
         assert isinstance(ran, types.CallToolResult)
         assert not ran.is_error
-        assert "recorded expense 5.0 (lunch)" in _text(ran)
+        assert "recorded expense 5.0 (lunch)" in text_of(ran)
         assert ran.structured_content == {"result": "recorded expense 5.0 (lunch)"}
 
         invalid = await client.call_tool("record_expense", {"amount": "lots"})
         assert isinstance(invalid, types.CallToolResult)
         assert invalid.is_error
-        assert "note" in _text(invalid)
+        assert "note" in text_of(invalid)
 
         hidden = await client.call_tool("read_ledger", {})
         assert isinstance(hidden, types.CallToolResult)
         assert hidden.is_error
-        assert "mcp__bassi__tool_search" in _text(hidden)
+        assert "mcp__bassi__tool_search" in text_of(hidden)
 
         pins.add("mcp__ledger__close_books")
         crashed = await client.call_tool("close_books", {})
         assert isinstance(crashed, types.CallToolResult)
         assert crashed.is_error
-        assert "books on fire" in _text(crashed)
+        assert "books on fire" in text_of(crashed)
         assert not tracker.busy("ledger")
         assert (await client.list_tools()).tools == []
 
-    lines = (tmp_path / "ledger.txt").read_text().splitlines()
+    lines = (tmp_path / "ledger.txt").readtext_of().splitlines()
     assert [line.split(" ", 1)[1] for line in lines] == ["expense 5.0 lunch", "closing"]
