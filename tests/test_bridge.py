@@ -73,5 +73,5 @@ async def test_proxy_lists_exposed_tools_forwards_calls_and_refuses_hidden_ones(
         assert not tracker.busy("ledger")
         assert (await client.list_tools()).tools == []
 
-    lines = (tmp_path / "ledger.txt").readtext_of().splitlines()
+    lines = (tmp_path / "ledger.txt").read_text().splitlines()
     assert [line.split(" ", 1)[1] for line in lines] == ["expense 5.0 lunch", "closing"]
