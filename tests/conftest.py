@@ -48,6 +48,16 @@ for _name in _REAL_CREDENTIAL_VARIABLES:
     os.environ.pop(_name, None)
 
 
+@pytest.fixture(autouse=True)
+def user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own user bassi directory (grants, trust, tokens): a test must never
+    read or write the developer's ``~/.config/bassi``. ``Settings`` built without an explicit
+    ``env`` and ``make_agent_env`` both copy ``os.environ``, so both see it."""
+    path = tmp_path / "user-config" / "bassi"
+    monkeypatch.setenv("BASSI_CONFIG_DIR", str(path))
+    return path
+
+
 # ---------------------------------------------------------------------------------------------
 # The scripted model and the agent's environment
 

@@ -55,3 +55,23 @@ def test_the_command_reports_a_bad_value_without_a_traceback(tmp_path: Path) -> 
     assert done.stderr.strip() == (
         "bassi: BASSI_TOOLS_MODE='everything': use one of all, progressive, auto"
     )
+
+
+def test_the_user_directory_follows_the_environment_not_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    home = tmp_path / "home"
+    plain = Settings(project_dir=project, env={"HOME": str(home)})
+    assert plain.config_dir == home / ".config" / "bassi"
+    xdg = Settings(project_dir=project, env={"HOME": str(home), "XDG_CONFIG_HOME": "/x"})
+    assert xdg.config_dir == Path("/x/bassi")
+    chosen = Settings(project_dir=project, env={"BASSI_CONFIG_DIR": str(tmp_path / "c")})
+    assert chosen.config_dir == tmp_path / "c"
+    assert not chosen.project_config_dir.is_relative_to(project)
+
+
+def test_each_project_has_its_own_key(tmp_path: Path) -> None:
+    env = {"BASSI_CONFIG_DIR": str(tmp_path / "c")}
+    one = Settings(project_dir=tmp_path / "a", env=env)
+    same = Settings(project_dir=tmp_path / "b" / ".." / "a", env=env)
+    other = Settings(project_dir=tmp_path / "b", env=env)
+    assert one.project_key == same.project_key != other.project_key

@@ -1,12 +1,18 @@
 """Everything a bassi run is configured by, in one place.
 
 Values come from, in order of precedence: command-line flags, environment variables
-(``BASSI_*``), then defaults. The project directory is where bassi was started; per-project
-state (pins, input history, the search-index cache) lives under ``<project>/.bassi/``.
+(``BASSI_*``), then defaults. The project directory is where bassi was started.
+
+Two places hold state. ``<project>/.bassi/`` holds what is harmless for a repository to ship
+or for anyone to edit (input history, the search-index cache, the log). Everything that grants
+something (pins, servers allowed "always", project trust, sign-in tokens) lives in the user's
+own bassi directory (``config_dir``), keyed by the project's path, because a cloned repository
+must not be able to grant itself anything.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,7 +48,30 @@ class Settings:
 
     @property
     def state_dir(self) -> Path:
+        """``<project>/.bassi``: per-project files that grant nothing."""
         return self.project_dir / ".bassi"
+
+    @property
+    def config_dir(self) -> Path:
+        """The user's bassi directory: ``$BASSI_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/bassi``,
+        else ``~/.config/bassi`` (home from ``env``, so tests and the CLI agree)."""
+        if configured := self.env.get("BASSI_CONFIG_DIR"):
+            return Path(configured).expanduser()
+        if xdg := self.env.get("XDG_CONFIG_HOME"):
+            return Path(xdg).expanduser() / "bassi"
+        home = Path(self.env["HOME"]) if self.env.get("HOME") else Path.home()
+        return home / ".config" / "bassi"
+
+    @property
+    def project_key(self) -> str:
+        """A stable, file-name-safe key for this project's records in ``config_dir``."""
+        resolved = str(self.project_dir.resolve())
+        return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+    @property
+    def project_config_dir(self) -> Path:
+        """``config_dir/projects/<key>``: what the user granted this project."""
+        return self.config_dir / "projects" / self.project_key
 
     @property
     def mcp_config_path(self) -> Path:
