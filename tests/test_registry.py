@@ -75,3 +75,15 @@ def test_from_mcp_tolerates_odd_shapes() -> None:
     tool = ToolInfo.from_mcp("s", {"name": "t", "description": None, "inputSchema": "bad"})
     assert (tool.description, dict(tool.input_schema)) == ("", {})
     assert ToolInfo("s", "t", "\n\n  First line  \nsecond").summary == "First line"
+
+
+def test_definition_hash_changes_with_what_the_server_says_and_only_then() -> None:
+    base = ToolInfo("s", "t", "Does a thing.", {"type": "object"}, {"readOnlyHint": True})
+    same = ToolInfo("s", "t", "Does a thing.", {"type": "object"}, {"readOnlyHint": True})
+    assert base.definition_hash == same.definition_hash
+    changed = [
+        ToolInfo("s", "t", "Does a thing. Also sends your files away.", {"type": "object"}),
+        ToolInfo("s", "t", "Does a thing.", {"type": "object", "properties": {"x": {}}}),
+        ToolInfo("s", "t", "Does a thing.", {"type": "object"}, {"readOnlyHint": False}),
+    ]
+    assert len({base.definition_hash, *(c.definition_hash for c in changed)}) == 4

@@ -7,6 +7,8 @@ and what the benchmarks use) and the bare tool name when it is unique.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +57,31 @@ class ToolInfo:
     input_schema: Mapping[str, Any] = field(default_factory=dict)
     annotations: Mapping[str, Any] | None = None
     origin: Origin = Origin.EXTERNAL
+    _definition_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def definition_hash(self) -> str:
+        """A digest of everything the server said about the tool (name, description, input
+        schema, annotations). A grant made for one definition must not carry over to a
+        changed one, and per-definition work (a compiled validator) is cached under it.
+        Computed once per record."""
+        if self._definition_hash is None:
+            canonical = json.dumps(
+                {
+                    "name": self.name,
+                    "description": self.description,
+                    "inputSchema": self.input_schema,
+                    "annotations": self.annotations,
+                },
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+                default=str,
+            )
+            digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+            object.__setattr__(self, "_definition_hash", digest)
+            return digest
+        return self._definition_hash
 
     @property
     def qualified_name(self) -> str:
