@@ -7,7 +7,9 @@ only the tools exposed now (under the server's own name, so the model sees
 discovery, one process per server.
 
 The proxy checks every call again, so a tool the model names without loading it never runs,
-whatever path the call took to get here.
+whatever path the call took to get here. Then it checks the arguments against the tool's
+input schema (``bassi.core.validation``): a malformed call is refused before the server sees
+it.
 """
 
 from __future__ import annotations
@@ -25,12 +27,17 @@ from pydantic import ValidationError
 
 from bassi.core.connections import error_result
 from bassi.core.exposure import ToolExposure
+from bassi.core.refusals import unmarked
 from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo, qualified_name
 
 
 class ToolCaller(Protocol):
     """What the proxy needs of the catalog."""
+
+    async def check_arguments(
+        self, server: str, tool: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult | None: ...
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any]
@@ -94,9 +101,13 @@ def proxy_server(
     ) -> types.CallToolResult:
         if message := refusal(qualified_name(name, params.name)):
             return error_result(message)
+        arguments = params.arguments or {}
         with tracker.running(name):
+            # Validation: arguments that break the tool's input schema never reach the server.
+            if (invalid := await catalog.check_arguments(name, params.name, arguments)) is not None:
+                return invalid
             try:
-                return await catalog.call_tool(name, params.name, params.arguments or {})
+                return unmarked(await catalog.call_tool(name, params.name, arguments))
             except asyncio.CancelledError:
                 raise
             except TimeoutError:

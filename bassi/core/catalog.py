@@ -3,12 +3,15 @@
 This is the facade the app, the agent bridge and ``bassi tools`` share. Starting it registers
 every server at once (so the UI can show them all while they connect) and connects them
 concurrently in the background; a slow or broken server delays only itself. The registry
-and the search index follow each server as it connects, fails, or is reconnected.
+and the search index follow each server as it connects, fails, or is reconnected, and each
+connected server's tool schemas are compiled in the background for checking calls (see
+``bassi.core.validation``), the invalid ones noted in the registry.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -22,6 +25,7 @@ from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
+from bassi.core.validation import SchemaChecks
 
 ShippedFactory = Callable[[Path], Any]
 """Project directory -> a fresh ``mcp.server.Server`` (or ``MCPServer``) to run in process."""
@@ -42,6 +46,7 @@ class Catalog:
         self.settings = settings
         self.registry = Registry()
         self.index = index if index is not None else ToolIndex(settings.state_dir / "index")
+        self.schemas = SchemaChecks()
         config = load_mcp_config(
             settings.mcp_config_path,
             settings.env,
@@ -127,6 +132,21 @@ class Catalog:
             return error_result(f"server '{server}' is disabled")
         return error_result(f"unknown server '{server}'")
 
+    async def check_arguments(
+        self, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> types.CallToolResult | None:
+        """The error result for a call whose arguments break the tool's input schema, or
+        None when the call may be forwarded (valid arguments, or a schema that cannot be
+        checked against, or a tool the registry does not know: the server answers that)."""
+        info = self.registry.get(server, tool)
+        if info is None:
+            return None
+        before = self.schemas.known(info)
+        refused = await self.schemas.refusal(info, arguments)
+        if self.schemas.known(info) is not before:  # compiled just now, or given up on
+            self._note_schema_problems(server)
+        return refused
+
     async def reconnect(self, server: str) -> None:
         """Stop the server if it runs and connect again, in the background (a disabled
         server is started). Its tools stay listed, unavailable, until it is back."""
@@ -141,6 +161,7 @@ class Catalog:
 
     async def close(self) -> None:
         """Close every session and stop every server process."""
+        self.schemas.close()
         await asyncio.gather(*(c.close() for c in self._connections.values()))
 
     async def __aenter__(self) -> Catalog:
@@ -175,3 +196,25 @@ class Catalog:
         # The index first, so whoever the registry notifies can already search the tools.
         self.index.update_server(name, tools)
         self.registry.set_tools(name, tools)
+        self._check_schemas(name, tools)
+
+    def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
+        """Compile the schemas in the background; the registry hears of invalid ones as
+        soon as they are known (from an earlier connection at once, else when compiled)."""
+        loop = asyncio.get_running_loop()
+
+        def compiled() -> None:
+            with contextlib.suppress(RuntimeError):  # the app closed its loop meanwhile
+                loop.call_soon_threadsafe(self._note_schema_problems, server)
+
+        self._note_schema_problems(server)
+        self.schemas.compile_soon(tools, compiled)
+
+    def _note_schema_problems(self, server: str) -> None:
+        entry = self.registry.server(server)
+        problems = {
+            tool.name: compiled.problem
+            for tool in entry.tools
+            if (compiled := self.schemas.known(tool)) is not None and compiled.problem
+        }
+        self.registry.set_schema_problems(server, problems)

@@ -48,6 +48,9 @@ class ToolCallFinished:
     id: str
     text: str
     is_error: bool
+    refused: str | None = None
+    """Why bassi refused the call before it reached the server (its arguments broke the
+    tool's schema), in one line; None for a call that ran, or failed on its own."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ index, the agent bridge and the UI read from it and listen for changes. It does 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -31,6 +31,9 @@ class ServerEntry:
     error: str | None = None
     tools: tuple[ToolInfo, ...] = ()
     always_load: bool = False
+    schema_problems: Mapping[str, str] = field(default_factory=dict)
+    """Tool name -> why its input schema is invalid (its calls go unchecked), for the tools
+    whose schema was found invalid so far (see ``bassi.core.validation``)."""
 
     @property
     def available(self) -> bool:
@@ -90,6 +93,14 @@ class Registry:
             for t in tools
         )
         return self._put(replace(entry, status=ServerStatus.CONNECTED, error=None, tools=fixed))
+
+    def set_schema_problems(self, server: str, problems: Mapping[str, str]) -> ServerEntry:
+        """Record which of the server's tools have an invalid input schema; listeners hear
+        of it only when that changed."""
+        entry = self.server(server)
+        if dict(entry.schema_problems) == dict(problems):
+            return entry
+        return self._put(replace(entry, schema_problems=dict(problems)))
 
     def set_status(
         self, server: str, status: ServerStatus, error: str | None = None

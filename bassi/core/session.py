@@ -60,6 +60,7 @@ from bassi.core.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from bassi.core.refusals import refusal_reason
 from bassi.core.settings import Settings
 from bassi.core.tools import split_qualified
 
@@ -354,11 +355,14 @@ class _Turn:
     def _tool_results(self, message: UserMessage) -> Iterator[AgentEvent]:
         if isinstance(message.content, str):
             return
-        for block in message.content:
-            if isinstance(block, ToolResultBlock):
-                yield ToolCallFinished(
-                    block.tool_use_id, result_text(block.content), bool(block.is_error)
-                )
+        results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+        # The CLI's record of a result (with the result's _meta) comes with a message
+        # carrying that one result.
+        refused = refusal_reason(message.tool_use_result) if len(results) == 1 else None
+        for block in results:
+            yield ToolCallFinished(
+                block.tool_use_id, result_text(block.content), bool(block.is_error), refused
+            )
 
     def finish(
         self, result: ResultMessage, interrupted: bool, credentials: str, cost_usd: float
