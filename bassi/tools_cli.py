@@ -208,14 +208,18 @@ def _show(catalog: Catalog, name: str, as_json: bool, out: Console, err: Console
             err.print(Text(clean(str(exc))))
         return 1
     entry = registry.server(tool.server)
+    schema_problem = catalog.schemas.problem(tool)
     if as_json:
-        _print_json(_tool_json(tool, registry) | {"status": entry.status.value})
+        _print_json(
+            _tool_json(tool, registry)
+            | {"status": entry.status.value, "schema_problem": schema_problem}
+        )
         return 0
-    out.print(_card(tool, entry))
+    out.print(_card(tool, entry, schema_problem))
     return 0
 
 
-def _card(tool: ToolInfo, entry: ServerEntry) -> RenderableType:
+def _card(tool: ToolInfo, entry: ServerEntry, schema_problem: str | None) -> RenderableType:
     title = Text.assemble((clean(tool.ref), "bold"), "  ", (clean(tool.qualified_name), "dim"))
     status = Text.assemble(
         f"server {clean(entry.name)} · {tool.origin.value} · ",
@@ -223,7 +227,16 @@ def _card(tool: ToolInfo, entry: ServerEntry) -> RenderableType:
     )
     if not entry.available:
         status.append(" · unavailable", style="red")
-    parts: list[RenderableType] = [title, status, Text("")]
+    parts: list[RenderableType] = [title, status]
+    if schema_problem:
+        parts.append(
+            Text.assemble(
+                ("invalid input schema: ", "bold yellow"),
+                (one_line(schema_problem, 300), "yellow"),
+                "\nbassi cannot check this tool's calls; they reach the server unchecked.",
+            )
+        )
+    parts.append(Text(""))
     description = clean(tool.description, max_chars=_MAX_DESCRIPTION).strip()
     parts.append(Text(description or "(no description)"))
     parts.append(Text(""))

@@ -21,6 +21,7 @@ from mcp.server import Server, ServerRequestContext
 
 from bassi.core.bridge import CallTracker
 from bassi.core.exposure import CHARS_PER_TOKEN, ToolExposure
+from bassi.core.parameters import summary
 from bassi.core.registry import Registry, ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
 from bassi.core.tools import ToolInfo, qualified_name
@@ -192,6 +193,7 @@ class MetaTools:
         return Answer(
             f"{tool.qualified_name} ({state})\n"
             f"{clean(tool.description, max_chars=DESCRIBE_MAX_CHARS)}\n"
+            f"{summary(tool)}\n"
             f"Input schema: {clean(schema, max_chars=SCHEMA_MAX_CHARS)}"
         )
 

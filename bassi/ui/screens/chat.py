@@ -310,7 +310,12 @@ class ChatScreen(Screen[None]):
             return
         already = self._is_pinned(tool)
         self.runtime.pin(tool)
-        card = ToolCard(tool, pinned=True, available=self._available(tool))
+        card = ToolCard(
+            tool,
+            pinned=True,
+            available=self._available(tool),
+            schemas=self.runtime.catalog.schemas,
+        )
         await self.log_widget.add(card)
         if already:
             await self.log_widget.add(Notice("It was pinned already."))
@@ -424,6 +429,7 @@ class ChatScreen(Screen[None]):
                 pinned=self._is_pinned(tool),
                 available=self._available(tool),
                 toggle_pin=self.toggle_pin,
+                schemas=self.runtime.catalog.schemas,
             )
         )
 

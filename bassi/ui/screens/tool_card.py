@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer
 
 from bassi.core.tools import ToolInfo
+from bassi.core.validation import SchemaChecks
 from bassi.ui.widgets.tool_card import ToolCard
 
 
@@ -31,16 +32,20 @@ class ToolCardScreen(ModalScreen[None]):
         pinned: bool,
         available: bool,
         toggle_pin: Callable[[ToolInfo], bool],
+        schemas: SchemaChecks | None = None,
     ) -> None:
         super().__init__(classes="tool-card-screen")
         self.tool = tool
         self._pinned = pinned
         self._available = available
         self._toggle_pin = toggle_pin
+        self._schemas = schemas
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="tool-card-frame"):
-            yield ToolCard(self.tool, pinned=self._pinned, available=self._available)
+            yield ToolCard(
+                self.tool, pinned=self._pinned, available=self._available, schemas=self._schemas
+            )
         yield Footer()
 
     def action_toggle_pin(self) -> None:

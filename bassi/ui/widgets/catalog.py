@@ -1,7 +1,8 @@
 """The catalog of servers and tools, shown in the chat log at startup and by ``/tools``.
 
 It is live: it listens to the registry, so a slow server fills in where it stands and a failed
-one shows why, without the user asking again.
+one shows why, without the user asking again. Tools whose input schema turned out invalid
+(their calls go unchecked) are named under their server as the background check finds them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ _ICONS = {
 
 
 class ServerGroup(Vertical):
-    """One server: a status line, its tool names, and the reason when it failed."""
+    """One server: a status line, its tool names, the reason when it failed, and the tools
+    whose schema is invalid."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_expanded", "Expand/collapse tools")
@@ -53,6 +55,7 @@ class ServerGroup(Vertical):
         yield Static(classes="server-header")
         yield Static(classes="server-error")
         yield Static(classes="server-tools")
+        yield Static(classes="server-schema-problems")
 
     def on_mount(self) -> None:
         self._refresh_parts()
@@ -91,6 +94,9 @@ class ServerGroup(Vertical):
         tools = self.query_one(".server-tools", Static)
         tools.display = bool(entry.tools)
         tools.update(self._tool_names())
+        invalid = self.query_one(".server-schema-problems", Static)
+        invalid.display = bool(entry.schema_problems)
+        invalid.update(self._schema_problems())
 
     def _header(self) -> Content:
         entry = self.entry
@@ -131,6 +137,16 @@ class ServerGroup(Vertical):
         elif self.expanded:
             names = names + Content.styled("  (collapse)", "$text-accent underline")
         return names
+
+    def _schema_problems(self) -> Content:
+        names = list(self.entry.schema_problems)
+        shown = Content(", ").join(plain_line(n, 64) for n in names[:PREVIEW_TOOLS])
+        more = f" +{len(names) - PREVIEW_TOOLS} more" if len(names) > PREVIEW_TOOLS else ""
+        return (
+            Content.styled("⚠ invalid input schema, calls go unchecked: ", "$text-warning")
+            + shown
+            + Content(more)
+        )
 
 
 class CatalogView(Vertical):

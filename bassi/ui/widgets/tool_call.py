@@ -1,7 +1,9 @@
 """A tool call in the conversation: which tool on which server, with what, and what came back.
 
 Arguments and results come from the model and from servers, so they are shown as plain text,
-and capped: a tool that returns megabytes must not stall the chat log.
+and capped: a tool that returns megabytes must not stall the chat log. A call bassi refused
+before it ran (its arguments broke the tool's schema) reads "refused" with the reason, not
+"error": the tool did not fail, it never ran.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class ToolCallBlock(Vertical):
         self.arguments = dict(arguments)
         self.result: str | None = None
         self.is_error = False
+        self.refused: str | None = None
 
     @classmethod
     def of(cls, call: ToolCallStarted) -> ToolCallBlock:
@@ -83,11 +86,14 @@ class ToolCallBlock(Vertical):
         yield arguments
         yield Static(classes="tool-call-result")
 
-    def finish(self, text: str, is_error: bool) -> None:
+    def finish(self, text: str, is_error: bool, refused: str | None = None) -> None:
+        """Show the result; ``refused`` is the reason when bassi refused the call."""
         self.result = clean(text, max_chars=EXPANDED_CHARS)
         self.is_error = is_error
+        self.refused = refused
         self.remove_class("-running")
-        self.set_class(is_error, "-error")
+        self.set_class(is_error and refused is None, "-error")
+        self.set_class(refused is not None, "-refused")
         self.can_focus = bool(preview(self.result)[1])
         if self.is_mounted:
             self._show_result()
@@ -110,6 +116,10 @@ class ToolCallBlock(Vertical):
     def _header(self) -> Content:
         if self.result is None:
             state = Content.styled("running…", "$text-warning")
+        elif self.refused is not None:
+            state = Content.styled("⊘ refused: ", "$text-warning bold") + plain_line(
+                self.refused, 160, "$text-warning"
+            )
         elif self.is_error:
             state = Content.styled("✗ error", "$text-error bold")
         else:

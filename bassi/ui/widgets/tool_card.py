@@ -1,4 +1,9 @@
-"""A tool's card: everything a person needs to decide whether the agent should use it."""
+"""A tool's card: everything a person needs to decide whether the agent should use it.
+
+Its parameters are the rows every display shares (``bassi.core.parameters``), nested fields
+included. When the tool's input schema is invalid the card says so: bassi cannot check that
+tool's calls, they reach the server as the model wrote them.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from textual.widgets import Static
 
 from bassi.core.parameters import parameters
 from bassi.core.tools import Origin, ToolInfo
+from bassi.core.validation import SchemaChecks
 from bassi.ui.safe import plain, plain_line, plain_text
 
 DESCRIPTION_CHARS = 4_000
@@ -39,14 +45,25 @@ def parameter_table(tool: ToolInfo) -> Table | Content:
 
 
 class ToolCard(Vertical):
-    """Qualified name, server, full description and the parameter table; says when pinned."""
+    """Qualified name, server, full description and the parameter table; says when pinned,
+    and whether the schema is invalid once ``schemas`` has compiled it (on a worker: a
+    large schema takes a moment the first time)."""
 
     pinned: reactive[bool] = reactive(False)
+    schema_problem: reactive[str | None] = reactive(None)
 
-    def __init__(self, tool: ToolInfo, *, pinned: bool = False, available: bool = True) -> None:
+    def __init__(
+        self,
+        tool: ToolInfo,
+        *,
+        pinned: bool = False,
+        available: bool = True,
+        schemas: SchemaChecks | None = None,
+    ) -> None:
         super().__init__(classes="tool-card")
         self.tool = tool
         self.available = available
+        self.schemas = schemas
         self.set_reactive(ToolCard.pinned, pinned)
         self.border_title = plain_line(tool.ref, 100)
 
@@ -65,6 +82,7 @@ class ToolCard(Vertical):
             ]
         )
         yield Static(about, classes="tool-card-about")
+        yield Static(classes="tool-card-schema-problem")
         description = tool.description.strip() or "(no description)"
         yield Static(
             plain(description, max_chars=DESCRIPTION_CHARS), classes="tool-card-description"
@@ -74,6 +92,23 @@ class ToolCard(Vertical):
 
     def on_mount(self) -> None:
         self.watch_pinned(self.pinned)
+        if self.schemas is not None:
+            self.run_worker(self._check_schema(self.schemas), exclusive=True)
+
+    async def _check_schema(self, schemas: SchemaChecks) -> None:
+        self.schema_problem = (await schemas.ready(self.tool)).problem
+
+    def watch_schema_problem(self, problem: str | None) -> None:
+        self.set_class(problem is not None, "-schema-invalid")
+        if problem is not None and self.is_mounted:
+            self.query_one(".tool-card-schema-problem", Static).update(
+                Content.styled("⚠ invalid input schema: ", "$text-warning bold")
+                + plain_line(problem, 300, "$text-warning")
+                + Content.styled(
+                    "\nbassi cannot check this tool's calls; they reach the server unchecked.",
+                    "$text-warning",
+                )
+            )
 
     def watch_pinned(self, pinned: bool) -> None:
         self.set_class(pinned, "-pinned")
