@@ -131,6 +131,10 @@ async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
     h = Harness()
     answer = await h.meta.call("tool_describe", {"name": "git_commit"})
     assert answer.text.startswith("mcp__git__git_commit (not loaded: load it with tool_load)")
+    assert answer.text.splitlines()[2:4] == [
+        "Parameters (* = required):",
+        "- message: string — msg",
+    ]
     assert '"message":{"type":"string","description":"msg"}' in answer.text
     denied = Harness(denied=frozenset({"mcp__git__git_commit"}))
     answer = await denied.meta.call("tool_describe", {"name": "git_commit"})

@@ -232,6 +232,25 @@ def test_show_an_ambiguous_name_lists_the_candidates_and_fails(project: Path) ->
     assert sorted(data["candidates"]) == ["crashy/echo", "good/echo"]
 
 
+def test_show_says_when_a_schema_is_invalid_and_lists_nested_parameters(tmp_path: Path) -> None:
+    write_config(tmp_path, {"unchecked": stdio_entry("unchecked_server.py", marker=MARKER)})
+    legacy = run_bassi(tmp_path, "tools", "show", "unchecked/legacy")
+    assert lines(legacy.stdout)[2:4] == [
+        'invalid input schema: its $ref "#/definitions/missing" points to nothing in the schema',
+        "bassi cannot check this tool's calls; they reach the server unchecked.",
+    ]
+    data = json.loads(run_bassi(tmp_path, "tools", "show", "legacy", "--json").stdout)
+    assert data["schema_problem"].startswith('its $ref "#/definitions/missing"')
+    paint = run_bassi(tmp_path, "tools", "show", "unchecked/paint")
+    assert "invalid input schema" not in paint.stdout
+    rows = [
+        [cell for cell in line.split() if cell != "│"][:3]
+        for line in lines(paint.stdout)
+        if line.startswith("coats")
+    ]
+    assert rows == [["coats", "array[object]", "no"], ["coats[].minutes", "integer", "yes"]]
+
+
 # hostile text
 
 
