@@ -5,9 +5,8 @@ server, and the scripted model, asserting the ``tools`` array of every request t
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,11 @@ import pytest
 
 from bassi.core.events import AgentEvent, TextDelta, ToolCallFinished, TurnFinished
 from bassi.core.registry import ServerStatus
-from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
+from bassi.core.runtime import ApprovalDecision, ApprovalRequest
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.state import ProjectState
 from tests.conftest import descendant_pids
-from tests.progressive_fixtures import LEDGER_SERVER, write_ledger_config
+from tests.progressive_fixtures import LEDGER_SERVER, running, turn, write_ledger_config
 from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
 
 META = {
@@ -72,23 +71,6 @@ class Approvals:
         if not self.answers:
             pytest.fail(f"unexpected approval prompt for {request.tool.ref}")
         return self.answers.pop(0)
-
-
-@asynccontextmanager
-async def running(settings: Settings, **changes: Any) -> AsyncIterator[Runtime]:
-    runtime = Runtime(replace(settings, **changes))
-    try:
-        await runtime.start()
-        assert await runtime.catalog.wait_ready(30)
-        yield runtime
-    finally:
-        await runtime.close()
-
-
-async def turn(runtime: Runtime, message: str) -> list[AgentEvent]:
-    events = [event async for event in runtime.send(message)]
-    assert isinstance(events[-1], TurnFinished), events[-1]
-    return events
 
 
 def results(events: list[AgentEvent]) -> list[ToolCallFinished]:

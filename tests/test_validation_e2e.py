@@ -8,21 +8,21 @@ and is marked.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bassi.core.events import AgentEvent, ToolCallFinished, TurnFinished
+from bassi.core.events import AgentEvent, ToolCallFinished
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings, ToolsMode
+from tests.discovery_fixtures import stdio_entry, write_config
+from tests.progressive_fixtures import running, turn
 from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
 
-SERVER = Path(__file__).parent / "servers" / "unchecked_server.py"
 PUT = "mcp__unchecked__put"
 PAINT = "mcp__unchecked__paint"
 LEGACY = "mcp__unchecked__legacy"
@@ -44,30 +44,19 @@ class CallLog:
 @pytest.fixture
 def server_log(project_dir: Path, tmp_path: Path) -> CallLog:
     log = CallLog(tmp_path / "calls.jsonl")
-    entry = {"command": sys.executable, "args": [str(SERVER)], "env": {"CALLS_FILE": str(log.path)}}
-    (project_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"unchecked": entry}}))
+    entry = stdio_entry("unchecked_server.py", env={"CALLS_FILE": str(log.path)})
+    write_config(project_dir, {"unchecked": entry})
     return log
 
 
 @asynccontextmanager
-async def running(settings: Settings) -> AsyncIterator[Runtime]:
+async def pinned(settings: Settings) -> AsyncIterator[Runtime]:
     """A runtime whose three test tools are pinned: visible and allowed without asking, so
     the test does not depend on what unpinned tools need."""
-    runtime = Runtime(replace(settings, tools_mode=ToolsMode.PROGRESSIVE))
-    try:
-        await runtime.start()
-        assert await runtime.catalog.wait_ready(30)
+    async with running(settings, tools_mode=ToolsMode.PROGRESSIVE) as runtime:
         for tool in (PUT, PAINT, LEGACY):
             runtime.pin(tool)
         yield runtime
-    finally:
-        await runtime.close()
-
-
-async def turn(runtime: Runtime, message: str) -> list[AgentEvent]:
-    events = [event async for event in runtime.send(message)]
-    assert isinstance(events[-1], TurnFinished), events[-1]
-    return events
 
 
 def finished(events: list[AgentEvent]) -> dict[str, ToolCallFinished]:
@@ -92,7 +81,7 @@ async def test_calls_breaking_the_schema_never_reach_the_server_and_the_model_le
         then_a_valid_call,
         text("Stored 7."),
     )
-    async with running(agent_settings) as runtime:
+    async with pinned(agent_settings) as runtime:
         events = finished(await turn(runtime, "store seven"))
 
     # Nothing malformed reached the server; the valid call did, as sent.
@@ -141,7 +130,7 @@ async def test_a_tool_whose_schema_cannot_be_compiled_still_runs_and_is_marked(
         reply(tool_call(LEGACY, {"x": "anything"}, id="legacy")),
         text("Done."),
     )
-    async with running(agent_settings) as runtime:
+    async with pinned(agent_settings) as runtime:
         events = finished(await turn(runtime, "use the legacy tool"))
         registry = runtime.catalog.registry
         problems = registry.server("unchecked").schema_problems

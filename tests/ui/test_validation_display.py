@@ -5,7 +5,6 @@ whose parameter table has the nested fields."""
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import pytest
 
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
+from tests.discovery_fixtures import stdio_entry
 from tests.scripted_model import ScriptedModel, reply, text, tool_call
-from tests.test_validation_e2e import SERVER
 from tests.ui.conftest import AppFactory, python_first, write_servers
 from tests.ui.helpers import screen_text, styles_of, submit, wait_for
 
@@ -25,8 +24,9 @@ BIG = (140, 60)
 def unchecked(project: Path, tmp_path: Path) -> Path:
     """The project's only server is the raw one that validates nothing; its call log."""
     log = tmp_path / "calls.jsonl"
-    entry = {"command": sys.executable, "args": [str(SERVER)], "env": {"CALLS_FILE": str(log)}}
-    write_servers(project, {"unchecked": entry})
+    write_servers(
+        project, {"unchecked": stdio_entry("unchecked_server.py", env={"CALLS_FILE": str(log)})}
+    )
     return log
 
 
