@@ -4,6 +4,10 @@ output cap; shared by the bash and task_automation servers.
 The process gets a new session, so everything it starts shares its process group. When the
 command ends or times out, the whole group is killed: no background job outlives the tool call
 and keeps the output pipes (and the call) open.
+
+The command's environment is the server's without the agent's credentials
+(``bassi.core.secrets.without_agent_credentials``): a shell command or a script the model
+wrote has no business reading the Anthropic API key.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import anyio
 import mcp_types as types
 from anyio.abc import ByteReceiveStream
 
+from bassi.core.secrets import without_agent_credentials
 from mcp_servers._toolkit import ToolFailure, env_number, text_result
 
 DEFAULT_TIMEOUT = 120.0
@@ -125,15 +130,23 @@ class ProcessResult:
         return text_result(text, error=self.timed_out or self.exit_code != 0)
 
 
+def command_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a command runs with: the server's environment (``env``, else the process's)
+    without the agent's credentials."""
+    return without_agent_credentials(os.environ if env is None else env)
+
+
 async def run_process(
     argv: Sequence[str],
     *,
     cwd: Path,
+    env: Mapping[str, str],
     time_limit: float,
     output_limit: int,
 ) -> ProcessResult:
-    """Run ``argv`` until it exits or ``time_limit`` seconds pass, then kill its whole process
-    group. Cancelling the caller kills the group too, so a dropped call leaves nothing behind."""
+    """Run ``argv`` with environment ``env`` until it exits or ``time_limit`` seconds pass,
+    then kill its whole process group. Cancelling the caller kills the group too, so a
+    dropped call leaves nothing behind."""
     started = anyio.current_time()
     stdout, stderr = CappedOutput(output_limit), CappedOutput(output_limit)
     try:
@@ -143,6 +156,7 @@ async def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
+            env=dict(env),
             start_new_session=True,
         )
     except OSError as exc:

@@ -7,6 +7,7 @@ answer of a call, and that no server process is left behind.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -23,7 +24,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec
-from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig
+from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig, parse_mcp_config
 from bassi.core.registry import ServerStatus
 from tests.conftest import descendant_pids
 from tests.discovery_fixtures import (
@@ -216,6 +217,50 @@ async def test_the_server_gets_the_environment_its_entry_sets_and_runs_in_the_pr
     assert greeting == f"GREETING=hello from config cwd={tmp_path}"
     inherited = text_of(await good.call_tool("where", {"variable": "INHERITED"}))
     assert inherited.startswith("INHERITED=from bassi ")
+
+
+async def test_the_agents_credentials_stay_out_of_a_servers_environment(
+    connections: Connections,
+) -> None:
+    """A server a cloned repository names must not read the Anthropic key; the user can still
+    hand one to a server by naming it in the entry's own "env"."""
+    credentials = {
+        "ANTHROPIC_API_KEY": "sk-ant-api-test",
+        "ANTHROPIC_AUTH_TOKEN": "auth-test",
+        "CLAUDE_CODE_OAUTH_TOKEN": "oauth-test",
+    }
+    plain = await connections.ready(stdio("plain", "good_server.py"), env=credentials)
+    for name in credentials:
+        reported = text_of(await plain.call_tool("where", {"variable": name}))
+        assert reported.startswith(f"{name}=<unset> ")
+    assert text_of(await plain.call_tool("where", {"variable": "PATH"})).startswith(
+        f"PATH={os.environ['PATH']} "
+    )
+    entry = stdio("given", "good_server.py", env={"ANTHROPIC_API_KEY": "sk-ant-api-test"})
+    given = await connections.ready(entry, env=credentials)
+    reported = text_of(await given.call_tool("where", {"variable": "ANTHROPIC_API_KEY"}))
+    assert reported.startswith("ANTHROPIC_API_KEY=sk-ant-api-test ")
+
+
+async def test_a_failure_reason_masks_what_the_entry_took_from_the_environment(
+    connections: Connections, tmp_path: Path
+) -> None:
+    """The server echoes its command line on stderr, as many do when they fail."""
+    entry = {"command": sys.executable, "args": [str(SERVERS / "exit_server.py"), "${TOKEN}"]}
+    document = json.dumps({"mcpServers": {"gone": entry}})
+    secret = "tok-" + connections.marker
+    config = parse_mcp_config(
+        document, tmp_path / ".mcp.json", {"TOKEN": secret}, project_dir=tmp_path
+    )
+    gone = await connections.ready(config.servers["gone"])
+    assert gone.status is ServerStatus.FAILED
+    assert gone.error is not None
+    assert "exit_server: starting ${TOKEN}" in gone.error
+    assert secret not in gone.error
+    result = await gone.call_tool("echo", {"text": "x"})
+    assert result.is_error
+    assert "${TOKEN}" in text_of(result)
+    assert secret not in text_of(result)
 
 
 async def test_a_server_that_crashes_mid_call_is_marked_failed_and_can_be_reconnected(

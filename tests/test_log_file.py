@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bassi.core.catalog import Catalog
 from bassi.core.log_file import log_to_file
+from bassi.core.settings import Settings
+from tests.discovery_fixtures import write_config
 
 
 @pytest.fixture
@@ -37,3 +40,27 @@ def test_errors_from_libraries_go_to_the_project_log(
     assert "ERROR claude_agent_sdk: CLI process exited with code 1" in path.read_text()
     captured = capsys.readouterr()
     assert "CLI process exited" not in captured.err + captured.out
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_values_the_config_took_from_the_environment_are_masked_in_the_log(
+    tmp_path: Path,
+) -> None:
+    """A library that logs a server's URL (httpx logs every request) must not write the token
+    the URL took from ``${VAR}`` into the log file."""
+    secret = "tok-41c7d2be9a"
+    write_config(tmp_path, {"remote": {"type": "http", "url": "https://mcp.example/?k=${KEY}"}})
+    Catalog(Settings(project_dir=tmp_path, env={"KEY": secret}))
+    path = log_to_file(tmp_path / ".bassi")
+    logging.getLogger("httpx").warning("HTTP Request: POST https://mcp.example/?k=%s", secret)
+    try:
+        raise ConnectionError(f"cannot reach https://mcp.example/?k={secret}")
+    except ConnectionError:
+        logging.getLogger("bassi.core.runtime").exception("could not re-list server remote")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+    logged = path.read_text()
+    assert "HTTP Request: POST https://mcp.example/?k=${KEY}" in logged
+    assert "ConnectionError: cannot reach https://mcp.example/?k=${KEY}" in logged
+    assert secret not in logged

@@ -77,7 +77,7 @@ def test_stdio_server_with_every_field(tmp_path: Path) -> None:
         timeout=12.5,
         always_load=True,
     )
-    assert files.target == "npx -y @modelcontextprotocol/server-filesystem ."
+    assert files.display_target == "npx -y @modelcontextprotocol/server-filesystem ."
 
 
 def test_defaults_for_a_minimal_stdio_entry() -> None:
@@ -111,7 +111,7 @@ def test_http_and_sse_servers() -> None:
     assert isinstance(legacy, HttpServerConfig)
     assert legacy.type == "sse"
     assert legacy.disabled
-    assert legacy.target == "http://127.0.0.1:9000/sse"
+    assert legacy.display_target == "http://127.0.0.1:9000/sse"
 
 
 def test_variables_expand_in_command_args_env_url_and_headers() -> None:
@@ -143,6 +143,31 @@ def test_variables_expand_in_command_args_env_url_and_headers() -> None:
     assert isinstance(remote, HttpServerConfig)
     assert remote.url == "https://mcp.internal/mcp"
     assert remote.headers == {"Authorization": "Bearer s3cret", "X-Url": "http://a:b"}
+
+
+def test_values_from_the_environment_are_masked_wherever_the_entry_is_shown() -> None:
+    """The real values start the server; what is shown says where they came from instead.
+    A value under four characters stays visible: masking "1" would garble everything."""
+    env = {"TOKEN": "s3cret-token", "HOST": "mcp.internal", "DEBUG": "1", "BAD": "ftp://s3cret"}
+    config = parse(
+        {
+            "local": {
+                "command": "server",
+                "args": ["--token=${TOKEN}", "--debug=${DEBUG}", "--mode=${MODE:-written-here}"],
+            },
+            "remote": {"type": "http", "url": "https://${HOST}/mcp?key=${TOKEN}"},
+            "broken": {"type": "http", "url": "${BAD}"},
+        },
+        env,
+    )
+    local, remote = config.servers["local"], config.servers["remote"]
+    assert isinstance(local, StdioServerConfig) and isinstance(remote, HttpServerConfig)
+    assert local.args[0] == "--token=s3cret-token"
+    assert local.display_target == "server --token=${TOKEN} --debug=1 --mode=written-here"
+    assert remote.url == "https://mcp.internal/mcp?key=s3cret-token"
+    assert remote.display_target == "https://${HOST}/mcp?key=${TOKEN}"
+    problem = only_problem(config)
+    assert problem.message == "\"url\" must start with http:// or https://, got '${BAD}'"
 
 
 def test_an_unset_variable_stays_as_written_with_a_warning_naming_server_and_variable() -> None:

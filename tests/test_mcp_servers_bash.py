@@ -185,3 +185,21 @@ async def test_stdio_server_stopped_by_sigterm_kills_a_running_command(tmp_path:
         os.kill(server_pid, signal.SIGTERM)
         await until_group_gone(pgid)
         running.cancel()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_commands_do_not_see_the_agents_credentials(transport: str, tmp_path: Path) -> None:
+    credentials = {
+        "ANTHROPIC_API_KEY": "sk-ant-api-3f9c1e",
+        "ANTHROPIC_AUTH_TOKEN": "auth-8d2b7a",
+        "CLAUDE_CODE_OAUTH_TOKEN": "oauth-6e4f0c",
+        "ANTHROPIC_CUSTOM_HEADERS": "Authorization: Bearer hdr-1a9d5b",
+    }
+    env = {**credentials, "PROJECT_SETTING": "kept"}
+    async with connect("bash", transport, tmp_path, env) as client:
+        is_error, text = await call(client, "execute", {"command": "env"})
+    assert not is_error
+    assert "\nPROJECT_SETTING=kept\n" in text
+    for name, value in credentials.items():
+        assert name not in text
+        assert value not in text

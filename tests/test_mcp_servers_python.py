@@ -143,3 +143,13 @@ async def test_defaults_apply_without_environment(transport: str, tmp_path: Path
     description = tools[0].description or ""
     assert "Timeout: 120 s unless you pass `timeout` (at most 600 s)" in description
     assert "first and last 15000 bytes" in description
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_programs_do_not_see_the_agents_credentials(transport: str, tmp_path: Path) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-api-test", "PROJECT_SETTING": "kept"}
+    async with connect("task_automation", transport, tmp_path, env) as client:
+        is_error, text = await run(client, "import os\nprint(sorted(os.environ))")
+    assert not is_error
+    assert "'PROJECT_SETTING'" in text
+    assert "ANTHROPIC_API_KEY" not in text

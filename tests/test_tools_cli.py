@@ -17,8 +17,10 @@ from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, 
 MARKER = new_marker()
 
 
-def run_bassi(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+def run_bassi(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
     result = subprocess.run(
         [sys.executable, "-m", "bassi", *args],
         cwd=project,
@@ -136,6 +138,46 @@ def test_a_broken_config_file_is_a_warning_and_bassis_servers_still_list(tmp_pat
     assert result.returncode == 0
     assert "invalid JSON at line 1, column" in result.stderr
     assert "bash connected 1 tool" in lines(result.stdout)
+
+
+SECRET = f"tok-{MARKER}"
+
+
+@pytest.fixture(scope="module")
+def secretive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Servers whose entries take a token from the environment: one that works, one that
+    fails echoing its command line on stderr, one unreachable URL and one bad URL."""
+    root = tmp_path_factory.mktemp("secretive")
+    write_config(
+        root,
+        {
+            "good": stdio_entry("good_server.py", "--token=${TOKEN}", marker=MARKER),
+            "gone": stdio_entry("exit_server.py", "--token=${TOKEN}", marker=MARKER),
+            "remote": {"type": "http", "url": "http://127.0.0.1:1/mcp?key=${TOKEN}"},
+            "typo": {"type": "http", "url": "${TOKEN}"},
+        },
+    )
+    return root
+
+
+def test_list_masks_what_the_config_took_from_the_environment(secretive: Path) -> None:
+    result = run_bassi(secretive, "tools", "list", env={"TOKEN": SECRET})
+    assert SECRET not in result.stdout + result.stderr
+    out = "\n".join(lines(result.stdout))
+    assert "good_server.py --token=${TOKEN}" in out
+    assert "exit_server: starting --token=${TOKEN}" in out
+    assert "http://127.0.0.1:1/mcp?key=${TOKEN}" in out
+    assert "got '${TOKEN}'" in result.stderr
+
+    as_json = run_bassi(secretive, "tools", "list", "--json", env={"TOKEN": SECRET})
+    assert SECRET not in as_json.stdout + as_json.stderr
+    data = json.loads(as_json.stdout)
+    servers = {s["name"]: s for s in data["servers"]}
+    assert servers["good"]["target"].endswith("good_server.py --token=${TOKEN}")
+    assert "exit_server: starting --token=${TOKEN}" in servers["gone"]["error"]
+    assert servers["remote"]["target"] == "http://127.0.0.1:1/mcp?key=${TOKEN}"
+    assert "${TOKEN}" in servers["remote"]["error"]
+    assert data["problems"][0]["message"].endswith("got '${TOKEN}'")
 
 
 # search

@@ -23,6 +23,7 @@ from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec
 from bassi.core.mcp_config import ConfigProblem, ServerConfig, load_mcp_config
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
+from bassi.core.secrets import mask_in_log
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
 from bassi.core.validation import SchemaChecks
@@ -69,6 +70,7 @@ class Catalog:
                 )
             else:
                 self._external[name] = server
+                mask_in_log(server.expanded)
         self._connections: dict[str, ServerConnection] = {}
         self._started = False
 
@@ -83,13 +85,13 @@ class Catalog:
         self._started = True
         for name, factory in self._shipped.items():
             spec = InProcessServer(name, partial(factory, self.settings.project_dir))
-            self.registry.add_server(name, Origin.IN_PROCESS, target=spec.target)
+            self.registry.add_server(name, Origin.IN_PROCESS, target=spec.display_target)
             self._connect(spec)
         for name, config in self._external.items():
             self.registry.add_server(
                 name,
                 Origin.EXTERNAL,
-                target=config.target,
+                target=config.display_target,
                 always_load=config.always_load,
                 status=ServerStatus.DISABLED if config.disabled else ServerStatus.CONNECTING,
             )

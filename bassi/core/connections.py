@@ -16,7 +16,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -38,6 +38,7 @@ from pydantic import ValidationError
 from bassi import __version__
 from bassi.core.mcp_config import DEFAULT_TIMEOUT, HttpServerConfig, StdioServerConfig
 from bassi.core.registry import ServerStatus
+from bassi.core.secrets import ExpandedValues, without_agent_credentials
 from bassi.core.stdio_transport import EXIT_GRACE, ServerProcess, open_stdio_server
 
 # Server faults reach the person through each server's status; the mcp library's own error
@@ -58,7 +59,9 @@ class InProcessServer:
     name: str
     factory: InProcessFactory
     timeout: float = DEFAULT_TIMEOUT
-    target: str = "in-process"
+    display_target: str = "in-process"
+    expanded: ExpandedValues = field(default_factory=ExpandedValues)
+    """Nothing: the entry holds no values from the environment."""
 
 
 ServerSpec = StdioServerConfig | HttpServerConfig | InProcessServer
@@ -150,24 +153,24 @@ class ServerConnection:
         error result that says so."""
         session = self._session
         if session is None:
-            return error_result(self._unavailable_message())
+            return self._failure(self._unavailable_message())
         try:
             return await session.call_tool(tool, dict(arguments), read_timeout_seconds=timeout)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
-                return error_result(
+                return self._failure(
                     f"tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s"
                 )
             if exc.code == types.CONNECTION_CLOSED or self._session is not session:
                 return await self._stopped_during_call()
-            return error_result(f"server '{self.name}' rejected the call: {exc.error.message}")
+            return self._failure(f"server '{self.name}' rejected the call: {exc.error.message}")
         except ValidationError as exc:
-            return error_result(f"server '{self.name}' sent an invalid result: {_first_line(exc)}")
+            return self._failure(f"server '{self.name}' sent an invalid result: {_first_line(exc)}")
         except Exception as exc:
             # The caller is usually the model's tool call: it gets an answer, never a traceback.
             if self._session is not session:
                 return await self._stopped_during_call()
-            return error_result(
+            return self._failure(
                 f"calling '{tool}' on server '{self.name}' failed: "
                 f"{type(exc).__name__}: {_first_line(exc)}"
             )
@@ -177,8 +180,13 @@ class ServerConnection:
         with anyio.move_on_after(EXIT_GRACE + 1):
             await self._disconnected.wait()
         if self._stopping:
-            return error_result(f"server '{self.name}' was closed during the call")
-        return error_result(f"server '{self.name}' stopped during the call: {self.error}")
+            return self._failure(f"server '{self.name}' was closed during the call")
+        return self._failure(f"server '{self.name}' stopped during the call: {self.error}")
+
+    def _failure(self, message: str) -> types.CallToolResult:
+        """An error result for the model; it may quote a URL or a server's words, so what the
+        configuration took from the environment is masked."""
+        return error_result(self.spec.expanded.mask(message))
 
     def _unavailable_message(self) -> str:
         if self.status is ServerStatus.CONNECTING:
@@ -275,8 +283,10 @@ class ServerConnection:
             cwd = spec.cwd or self._project_dir
             if not cwd.is_dir():
                 raise _ConnectError(f"working directory not found: {cwd}")
+            # The agent's credentials stay out unless the entry's own "env" names them.
+            env = {**without_agent_credentials(self._env), **spec.env}
             read, write, self._process = await stack.enter_async_context(
-                open_stdio_server(spec.command, spec.args, env={**self._env, **spec.env}, cwd=cwd)
+                open_stdio_server(spec.command, spec.args, env=env, cwd=cwd)
             )
             return read, write
         client_factory = self._http_client_factory(spec)
@@ -327,7 +337,10 @@ class ServerConnection:
         self._set(ServerStatus.CONNECTED, None)
 
     def _set(self, status: ServerStatus, error: str | None) -> None:
-        self.status, self.error = status, error
+        """``error`` is shown and logged: a stderr tail or a URL in it may repeat what the
+        configuration took from the environment, so that is masked here, once for all."""
+        self.status = status
+        self.error = None if error is None else self.spec.expanded.mask(error)
         if status is not ServerStatus.CONNECTED and status is not ServerStatus.CONNECTING:
             self._disconnected.set()
         if self._on_change is not None:

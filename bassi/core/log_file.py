@@ -3,7 +3,8 @@
 The SDK and mcp log through Python logging (a dead CLI, a server's protocol error). Written to
 the terminal, those lines would tear through the Textual screen; dropped, they would be lost
 when someone needs them to report a bug. So the app sends them to ``.bassi/bassi.log``,
-rotated so it never grows without bound.
+rotated so it never grows without bound, with the values ``.mcp.json`` took from the
+environment masked (``bassi.core.secrets``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import logging
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+
+from bassi.core.secrets import MaskingFormatter
 
 LOG_NAME = "bassi.log"
 
@@ -20,7 +23,7 @@ def log_to_file(state_dir: Path, level: int = logging.INFO) -> Path:
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / LOG_NAME
     handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(MaskingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -11,11 +11,12 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from bassi.core.secrets import MIN_MASKED_LENGTH, ExpandedValues
 from bassi.core.tools import is_valid_server_name
 
 DEFAULT_TIMEOUT = 30.0
@@ -52,6 +53,8 @@ class _ServerBase:
     always_load: bool = False
     """Claude Code's ``alwaysLoad``: expose this server's tools even in progressive mode."""
     disabled: bool = False
+    expanded: ExpandedValues = field(default_factory=ExpandedValues)
+    """What ``${VAR}`` put into this entry: masked wherever the entry is shown or logged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +68,9 @@ class StdioServerConfig(_ServerBase):
     type: Literal["stdio"] = "stdio"
 
     @property
-    def target(self) -> str:
-        return shlex.join([self.command, *self.args])
+    def display_target(self) -> str:
+        """The command line to show, with expanded values masked."""
+        return self.expanded.mask(shlex.join([self.command, *self.args]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +81,9 @@ class HttpServerConfig(_ServerBase):
     """``http`` is streamable HTTP; ``sse`` the older HTTP+SSE transport."""
 
     @property
-    def target(self) -> str:
-        return self.url
+    def display_target(self) -> str:
+        """The URL to show, with expanded values masked."""
+        return self.expanded.mask(self.url)
 
 
 ServerConfig = StdioServerConfig | HttpServerConfig
@@ -145,6 +150,7 @@ class _ServerParser:
     project_dir: Path
     problems: list[ConfigProblem]
     _reported: set[str] = field(default_factory=set)
+    _expanded: dict[str, str] = field(default_factory=dict)
 
     def parse(self, entry: object) -> ServerConfig | None:
         if not is_valid_server_name(self.name):
@@ -154,10 +160,11 @@ class _ServerParser:
             )
             return None
         try:
-            return self._parse(entry)
+            config = self._parse(entry)
         except _InvalidEntryError as exc:
             self._problem(str(exc))
             return None
+        return replace(config, expanded=ExpandedValues(dict(self._expanded)))
 
     def _parse(self, entry: object) -> ServerConfig:
         if not isinstance(entry, dict):
@@ -243,7 +250,10 @@ class _ServerParser:
         def substitute(match: re.Match[str]) -> str:
             name, sep, default = match.group(1).partition(":-")
             if name in self.env:
-                return self.env[name]
+                value = self.env[name]
+                if len(value) >= MIN_MASKED_LENGTH:
+                    self._expanded.setdefault(value, name)
+                return value
             if sep:
                 return default
             missing.append(name)
@@ -261,7 +271,8 @@ class _ServerParser:
         return expanded
 
     def _problem(self, message: str, severity: Severity = Severity.ERROR) -> None:
-        self.problems.append(ConfigProblem(self.path, message, self.name, severity))
+        masked = ExpandedValues(self._expanded).mask(message)
+        self.problems.append(ConfigProblem(self.path, masked, self.name, severity))
 
 
 def _json_type(value: object) -> str:

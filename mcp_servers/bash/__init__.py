@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp.server import Server
 from pydantic import Field
 
-from mcp_servers._process import ProcessLimits, run_process
+from mcp_servers._process import ProcessLimits, command_environment, run_process
 from mcp_servers._toolkit import ToolArgs, ToolFailure, ToolSpec, build_server
 
 ENV_PREFIX = "BASSI_BASH"
@@ -32,6 +32,7 @@ class ExecuteArgs(ToolArgs):
 def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> Server[Any]:
     project_dir = project_dir.resolve()
     limits = ProcessLimits.from_env(ENV_PREFIX, env)
+    child_env = command_environment(env)
     shell = shutil.which("bash") or "/bin/sh"
 
     async def execute(args: ExecuteArgs) -> types.CallToolResult:
@@ -42,6 +43,7 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
         result = await run_process(
             [shell, "-c", args.command],
             cwd=cwd,
+            env=child_env,
             time_limit=timeout,
             output_limit=limits.output_limit,
         )

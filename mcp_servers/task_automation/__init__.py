@@ -14,7 +14,7 @@ import mcp_types as types
 from mcp.server import Server
 from pydantic import Field
 
-from mcp_servers._process import ProcessLimits, run_process
+from mcp_servers._process import ProcessLimits, command_environment, run_process
 from mcp_servers._toolkit import ToolArgs, ToolSpec, build_server
 
 ENV_PREFIX = "BASSI_PYTHON"
@@ -30,6 +30,7 @@ class ExecutePythonArgs(ToolArgs):
 def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> Server[Any]:
     project_dir = project_dir.resolve()
     limits = ProcessLimits.from_env(ENV_PREFIX, env)
+    child_env = command_environment(env)
 
     async def execute_python(args: ExecutePythonArgs) -> types.CallToolResult:
         timeout = limits.timeout_for(args.timeout)
@@ -41,6 +42,7 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
             result = await run_process(
                 [sys.executable, "-I", "-u", str(script)],
                 cwd=project_dir,
+                env=child_env,
                 time_limit=timeout,
                 output_limit=limits.output_limit,
             )

@@ -2,6 +2,6 @@
 
 import sys
 
-sys.stderr.write("exit_server: starting\n")
+sys.stderr.write(f"exit_server: starting {' '.join(sys.argv[1:])}\n")
 sys.stderr.write("Error: GITHUB_TOKEN is not set\n")
 sys.exit(3)

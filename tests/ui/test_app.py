@@ -349,6 +349,27 @@ async def test_config_problems_show_as_warnings_and_the_rest_loads(
         assert "4 tools" in text  # notes still loaded
 
 
+async def test_the_catalog_masks_what_the_config_took_from_the_environment(
+    project: Path, make_app: AppFactory, offline_env: dict[str, str]
+) -> None:
+    gate = project / "gate-tok-5f2e9c1d"
+    gate.mkdir()
+    write_servers(
+        project,
+        {
+            "notes": notes_entry("--gate", "${NOTES_GATE}"),
+            "broken": {"command": "${NOTES_GATE}/bin/server"},
+        },
+    )
+    app = make_app(env={**offline_env, "NOTES_GATE": str(gate)})
+    async with settled(app):
+        text = screen_text(app)
+        assert "python notes_server.py --gate ${NOTES_GATE}" in text
+        assert "command not found: ${NOTES_GATE}/bin/server" in text
+        assert "tok-5f2e9c1d" not in text
+        assert app.runtime.catalog.registry.server("notes").available
+
+
 def test_every_slash_command_has_a_handler_on_the_chat_screen() -> None:
     from bassi.ui.commands import COMMANDS
     from bassi.ui.screens.chat import ChatScreen
