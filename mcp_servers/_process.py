@@ -1,9 +1,11 @@
-"""Running one command for a tool: in its own process group, with no stdin, a time limit and an
-output cap; shared by the bash and task_automation servers.
+"""Running one command for a tool: with no stdin, a time limit and an output cap, and nothing
+left running afterwards; shared by the bash and task_automation servers.
 
-The process gets a new session, so everything it starts shares its process group. When the
-command ends or times out, the whole group is killed: no background job outlives the tool call
-and keeps the output pipes (and the call) open.
+On Linux the command runs under ``_supervisor.py``, a small process that is a child subreaper:
+when the command ends, times out or the call is cancelled, and when the server itself dies
+(even by SIGKILL), it kills the command's process group and every process that escaped it
+(``setsid``, a double fork). Elsewhere the command gets a session of its own and only that
+process group is killed: a process that left the group can outlive the call there.
 
 The command's environment is the server's without the agent's credentials
 (``bassi.core.secrets.without_agent_credentials``): a shell command or a script the model
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 
 from bassi.core.secrets import without_agent_credentials
 from mcp_servers._toolkit import ToolFailure, env_number, text_result
@@ -33,8 +36,16 @@ OUTPUT_LIMIT = 30_000
 """Bytes kept of each of stdout and stderr: the first and the last half."""
 
 DRAIN_GRACE = 1.0
-"""Seconds to wait for the output pipes to close after the group was killed. Only a process
-that left the group (``setsid``) can hold them open that long; its output is then cut off."""
+"""Seconds to wait for the output pipes to close after everything was killed. Only a process
+that escaped (possible without the supervisor) can hold them open that long; its output is
+then cut off."""
+SUPERVISOR_GRACE = 5.0
+"""Seconds the supervisor gets to kill everything and exit once asked to."""
+
+SUPERVISED = sys.platform == "linux"
+"""Whether commands run under ``_supervisor.py``: it needs Linux's child subreaper and
+parent-death signal."""
+_SUPERVISOR = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_supervisor.py")))
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,11 @@ def command_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return without_agent_credentials(os.environ if env is None else env)
 
 
+def supervised(argv: Sequence[str]) -> list[str]:
+    """``argv`` run under the supervisor, watching this process."""
+    return [*_SUPERVISOR, str(os.getpid()), *argv]
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -145,19 +161,21 @@ async def run_process(
     output_limit: int,
 ) -> ProcessResult:
     """Run ``argv`` with environment ``env`` until it exits or ``time_limit`` seconds pass,
-    then kill its whole process group. Cancelling the caller kills the group too, so a
-    dropped call leaves nothing behind."""
+    then end everything it started. Cancelling the caller does the same, so a dropped call
+    leaves nothing behind."""
     started = anyio.current_time()
     stdout, stderr = CappedOutput(output_limit), CappedOutput(output_limit)
     try:
         process = await anyio.open_process(
-            list(argv),
+            supervised(argv) if SUPERVISED else list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
-            start_new_session=True,
+            # The supervisor stays in the server's process group, so whatever stops the
+            # server's group stops it too; it gives the command a session of its own.
+            start_new_session=not SUPERVISED,
         )
     except OSError as exc:
         raise ToolFailure(f"Could not start {argv[0]} in {cwd}: {exc}") from exc
@@ -168,11 +186,11 @@ async def run_process(
             readers.start_soon(_drain, process.stderr, stderr)
             with anyio.move_on_after(time_limit) as waiting:
                 await process.wait()
-            _kill_group(process.pid)
+            await _end(process)
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_GRACE
     finally:
         with anyio.CancelScope(shield=True):
-            _kill_group(process.pid)
+            await _end(process)
             await process.aclose()
     return ProcessResult(
         exit_code=process.returncode if process.returncode is not None else -signal.SIGKILL,
@@ -182,6 +200,25 @@ async def run_process(
         timeout=time_limit,
         elapsed=anyio.current_time() - started,
     )
+
+
+async def _end(process: Process) -> None:
+    """Stop the command and everything it started. The supervisor is asked (SIGTERM) and
+    waited for, since only it can find the escaped processes; SIGKILL is for a supervisor
+    that does not finish in time, which leaves what it could not kill to the system."""
+    if not SUPERVISED:
+        _kill_group(process.pid)
+        return
+    if process.returncode is not None:
+        return
+    with suppress(ProcessLookupError):
+        process.send_signal(signal.SIGTERM)
+    with anyio.move_on_after(SUPERVISOR_GRACE):
+        await process.wait()
+    if process.returncode is None:
+        with suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
 
 
 async def _drain(stream: ByteReceiveStream, sink: CappedOutput) -> None:

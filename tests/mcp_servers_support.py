@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.discovery_fixtures import text_of
+from tests.discovery_fixtures import marked_processes, new_marker, text_of
 
 TRANSPORTS = ("memory", "stdio")
 POLL = 0.05
@@ -97,6 +98,25 @@ def live_group_members(pgid: int) -> list[int]:
         if int(pgrp) == pgid and state not in ("Z", "X"):
             members.append(int(stat.parent.name))
     return members
+
+
+@contextmanager
+def escape_marker() -> Iterator[str]:
+    """A marker for the processes a test lets escape from a command (``setsid``, a double
+    fork): they are no longer anyone's descendants, so ``no_leftover_processes`` cannot see
+    them, but they inherit the marker in their environment. Whatever still carries it when
+    the test ends is killed, so a failing test does not leave them running."""
+    marker = new_marker()
+    try:
+        yield marker
+    finally:
+        for pid in marked_processes(marker):
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def parent_of(pid: int) -> int:
+    return int((Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[1])
 
 
 async def wait_for_file(path: Path, within: float = 10.0) -> str:

@@ -13,12 +13,16 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
+from mcp_servers._process import SUPERVISED
+from tests.discovery_fixtures import MARKER_VARIABLE, marked_processes, until
 from tests.mcp_servers_support import (
     TRANSPORTS,
     call,
     connect,
+    escape_marker,
     held_open,
     live_group_members,
+    parent_of,
     until_group_gone,
     wait_for_file,
 )
@@ -175,16 +179,85 @@ async def test_closing_the_connection_kills_a_running_command(
     await until_group_gone(pgid)
 
 
+def server_of(shell_pid: int) -> int:
+    """The server process that ran a command (its supervisor's parent, where there is one)."""
+    parent = parent_of(shell_pid)
+    return parent_of(parent) if SUPERVISED else parent
+
+
 async def test_stdio_server_stopped_by_sigterm_kills_a_running_command(tmp_path: Path) -> None:
     marker = tmp_path / "ids"
     async with connect("bash", "stdio", tmp_path) as client:
         running = asyncio.create_task(
-            client.call_tool("execute", {"command": f"echo $$ $PPID > {marker}; sleep 60"})
+            client.call_tool("execute", {"command": f"echo $$ > {marker}; sleep 60"})
         )
-        pgid, server_pid = map(int, (await wait_for_file(marker)).split())
-        os.kill(server_pid, signal.SIGTERM)
+        pgid = int(await wait_for_file(marker))
+        os.kill(server_of(pgid), signal.SIGTERM)
         await until_group_gone(pgid)
         running.cancel()
+
+
+def escapes(marker: str) -> str:
+    """Shell lines that leave the command's process group three ways, each starting a
+    ``sleep`` that carries ``marker`` in its environment: ``setsid``, a double fork into a new
+    session, and a background job under job control (a process group of its own). They end
+    once all three run."""
+    ready = [f"{marker}.{n}" for n in (1, 2, 3)]
+    return (
+        f"export {MARKER_VARIABLE}={marker}; "
+        f"setsid sh -c 'touch {ready[0]}; exec sleep 60' & "
+        f"(setsid sh -c 'touch {ready[1]}; exec sleep 60' &); "
+        f"set -m; (touch {ready[2]}; exec sleep 60) & set +m; "
+        f"until [ -e {ready[0]} ] && [ -e {ready[1]} ] && [ -e {ready[2]} ]; do sleep 0.05; done; "
+    )
+
+
+linux_only = pytest.mark.skipif(
+    not SUPERVISED, reason="only Linux can reach processes that left the group"
+)
+
+
+@linux_only
+async def test_detached_processes_do_not_outlive_the_command(client: Client) -> None:
+    with escape_marker() as marker:
+        is_error, text = await call(
+            client, "execute", {"command": escapes(marker) + "echo started", "timeout": 20}
+        )
+        assert not is_error
+        assert "--- stdout ---\nstarted\n" in text
+        assert marked_processes(marker) == []
+
+
+@linux_only
+async def test_detached_processes_do_not_outlive_a_timeout(client: Client) -> None:
+    with escape_marker() as marker:
+        is_error, text = await call(
+            client,
+            "execute",
+            {"command": escapes(marker) + "echo started; sleep 60", "timeout": 5},
+        )
+        assert is_error
+        assert text.startswith("Timed out after 5 s")
+        assert "--- stdout ---\nstarted\n" in text
+        assert marked_processes(marker) == []
+
+
+@linux_only
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+async def test_detached_processes_die_with_the_stdio_server(
+    stop: signal.Signals, tmp_path: Path
+) -> None:
+    """Even a server killed by SIGKILL, which cleans nothing up, takes them along."""
+    ids = tmp_path / "ids"
+    with escape_marker() as marker:
+        async with connect("bash", "stdio", tmp_path) as client:
+            command = escapes(marker) + f"echo $$ > {ids}; sleep 60"
+            running = asyncio.create_task(client.call_tool("execute", {"command": command}))
+            shell = int(await wait_for_file(ids))
+            assert len(marked_processes(marker)) >= 3
+            os.kill(server_of(shell), stop)
+            await until(lambda: marked_processes(marker) == [])
+            running.cancel()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -203,3 +276,10 @@ async def test_commands_do_not_see_the_agents_credentials(transport: str, tmp_pa
     for name, value in credentials.items():
         assert name not in text
         assert value not in text
+
+
+async def test_a_command_killed_by_a_signal_is_reported_as_such(client: Client) -> None:
+    is_error, text = await call(client, "execute", {"command": "echo before; kill -TERM $$"})
+    assert is_error
+    assert text.startswith("Killed by signal SIGTERM")
+    assert "before" in text

@@ -10,7 +10,16 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
-from tests.mcp_servers_support import TRANSPORTS, call, connect, held_open, until_group_gone
+from mcp_servers._process import SUPERVISED
+from tests.discovery_fixtures import MARKER_VARIABLE, marked_processes
+from tests.mcp_servers_support import (
+    TRANSPORTS,
+    call,
+    connect,
+    escape_marker,
+    held_open,
+    until_group_gone,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -143,6 +152,51 @@ async def test_defaults_apply_without_environment(transport: str, tmp_path: Path
     description = tools[0].description or ""
     assert "Timeout: 120 s unless you pass `timeout` (at most 600 s)" in description
     assert "first and last 15000 bytes" in description
+
+
+def daemonizing(marker: str) -> str:
+    """A program that starts a daemon the classic way (fork, setsid, fork again: re-parented
+    away, in a session of its own) carrying ``marker`` in its environment, and waits until
+    the daemon runs."""
+    return (
+        "import os, time\n"
+        f"os.environ[{MARKER_VARIABLE!r}] = {marker!r}\n"
+        f"ready = {marker + '.ready'!r}\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        open(ready, 'w').close()\n"
+        "        os.execvp('sleep', ['sleep', '60'])\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "while not os.path.exists(ready):\n"
+        "    time.sleep(0.05)\n"
+        "print('daemon running', flush=True)\n"
+    )
+
+
+linux_only = pytest.mark.skipif(
+    not SUPERVISED, reason="only Linux can reach processes that left the group"
+)
+
+
+@linux_only
+async def test_a_daemon_does_not_outlive_the_program(client: Client) -> None:
+    with escape_marker() as marker:
+        is_error, text = await run(client, daemonizing(marker))
+        assert not is_error, text
+        assert "--- stdout ---\ndaemon running\n" in text
+        assert marked_processes(marker) == []
+
+
+@linux_only
+async def test_a_daemon_does_not_outlive_a_timeout(client: Client) -> None:
+    with escape_marker() as marker:
+        is_error, text = await run(client, daemonizing(marker) + "time.sleep(60)\n", timeout=10)
+        assert is_error
+        assert text.startswith("Timed out after 10 s")
+        assert "--- stdout ---\ndaemon running\n" in text
+        assert marked_processes(marker) == []
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

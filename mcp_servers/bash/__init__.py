@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp.server import Server
 from pydantic import Field
 
-from mcp_servers._process import ProcessLimits, command_environment, run_process
+from mcp_servers._process import SUPERVISED, ProcessLimits, command_environment, run_process
 from mcp_servers._toolkit import ToolArgs, ToolFailure, ToolSpec, build_server
 
 ENV_PREFIX = "BASSI_BASH"
@@ -55,7 +55,9 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
         "git, build and test commands, install packages, call command-line programs. "
         "Each call starts a fresh shell: `cd` and variables do not carry over (use `cwd`). "
         "There is no stdin, so interactive programs get end-of-file and stop; pass "
-        "non-interactive flags instead. Background jobs are killed when the command ends. "
+        "non-interactive flags instead. Background jobs"
+        + (", detached ones included," if SUPERVISED else "")
+        + " are killed when the command ends: nothing keeps running after the call. "
         + limits.describe()
     )
     tool = ToolSpec(

@@ -1,0 +1,148 @@
+"""Run one command so that nothing it starts outlives it (Linux).
+
+``python -I -S _supervisor.py PARENT_PID COMMAND [ARG...]`` is what ``_process.run_process``
+starts in place of the command. Killing the command's process group is not enough: a process
+that calls ``setsid`` or forks twice leaves the group, and once its parent is gone it is
+re-parented to PID 1, out of anyone's reach, free to keep running code after the tool call
+ended or bassi quit. This supervisor makes itself a child subreaper, so every such orphan is
+re-parented to it instead, and it kills them all.
+
+It ends everything when the command exits (background jobs included), when it is asked to
+stop (SIGTERM, SIGINT or SIGHUP: a timeout or a cancelled call), and when its parent dies,
+even by SIGKILL (the parent-death signal, which the kernel sends when the parent *thread*
+that started it exits; so it checks who its parent is before acting on it). Its own exit
+status is the command's: the same exit code, or death by the same signal.
+
+The standard library only, and no site-packages (``-S``): it starts in a few milliseconds.
+Nothing here runs on other systems; there ``run_process`` falls back to killing the group.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from contextlib import suppress
+from pathlib import Path
+from typing import NoReturn
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+
+PARENT_GONE = signal.SIGUSR2
+"""The parent-death signal; also sent by anyone else, so it only means "check the parent"."""
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+_WATCHED = STOP_SIGNALS | {signal.SIGCHLD, PARENT_GONE}
+_RESET_FOR_COMMAND = _WATCHED | {signal.SIGPIPE, signal.SIGXFSZ}
+"""Signals the command gets with their default action: Python ignores SIGPIPE and SIGXFSZ."""
+_PARENT_CHECK_SECONDS = 1.0
+_SWEEP_WAIT_SECONDS = 0.05
+EXIT_NOT_STARTED = 127
+
+
+class _Children:
+    """Reaps every child (the command and adopted orphans) and keeps the command's status."""
+
+    def __init__(self, command: int) -> None:
+        self.command = command
+        self.status: int | None = None
+
+    def reap(self) -> bool:
+        """Collect every child that has ended; False once there are no children left."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if pid == 0:
+                return True
+            if pid == self.command:
+                self.status = status
+
+    def wait_for_command(self, parent: int) -> None:
+        """Until the command ends, a stop signal arrives or the parent is gone."""
+        while self.reap() and self.status is None:
+            info = signal.sigtimedwait(_WATCHED, _PARENT_CHECK_SECONDS)
+            signo = info.si_signo if info is not None else None
+            if signo in STOP_SIGNALS or (signo != signal.SIGCHLD and os.getppid() != parent):
+                return
+
+    def end_all(self) -> None:
+        """Kill the command's group, then every child (adopted orphans included) until none
+        is left. A killed process's own children are re-parented here, so rounds repeat."""
+        with suppress(OSError):
+            os.killpg(self.command, signal.SIGKILL)
+        while self.reap():
+            for pid in _children_of(os.getpid()):
+                with suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            signal.sigtimedwait({signal.SIGCHLD}, _SWEEP_WAIT_SECONDS)
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: fields start after the last ")".
+        if int(text[text.rindex(")") + 2 :].split()[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _prctl(libc: ctypes.CDLL, option: int, value: int) -> None:
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"prctl({option}): {os.strerror(error)}")
+
+
+def _exit_like(status: int | None, libc: ctypes.CDLL) -> NoReturn:
+    if status is None:
+        os._exit(EXIT_NOT_STARTED)
+    if os.WIFEXITED(status):
+        os._exit(os.WEXITSTATUS(status))
+    number = os.WTERMSIG(status)
+    # Die by the same signal, so the caller sees what the command saw; without a core file.
+    _prctl(libc, _PR_SET_DUMPABLE, 0)
+    if number not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+    os.kill(os.getpid(), number)
+    os._exit(128 + number)
+
+
+def main(argv: list[str]) -> NoReturn:
+    if len(argv) < 3 or not argv[1].isdigit():
+        sys.exit(f"usage: {argv[0]} PARENT_PID COMMAND [ARG...]")
+    parent, command = int(argv[1]), argv[2:]
+    # Blocked signals wait, pending, for sigtimedwait: none can arrive between two checks.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
+    libc = ctypes.CDLL(None, use_errno=True)
+    _prctl(libc, _PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(libc, _PR_SET_PDEATHSIG, PARENT_GONE)
+    if os.getppid() != parent:
+        sys.exit(f"{argv[0]}: the process that started this is gone")
+    try:
+        pid = os.posix_spawnp(
+            command[0],
+            command,
+            os.environ,
+            setsid=True,
+            setsigmask=(),
+            setsigdef=_RESET_FOR_COMMAND,
+        )
+    except OSError as exc:
+        print(f"{command[0]}: {exc.strerror or exc}", file=sys.stderr)
+        os._exit(EXIT_NOT_STARTED)
+    children = _Children(pid)
+    children.wait_for_command(parent)
+    children.end_all()
+    _exit_like(children.status, libc)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
