@@ -160,6 +160,21 @@ def env_number(env: Mapping[str, str] | None, name: str, default: float) -> floa
     return value
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(env: Mapping[str, str] | None, name: str) -> bool:
+    """A yes/no switch from the environment. Anything unrecognised counts as no (with a
+    warning): a switch that lifts a protection must be set on purpose."""
+    raw = (os.environ if env is None else env).get(name, "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw not in _FALSE:
+        logger.warning("ignoring %s=%r: expected 1 or 0; using 0", name, raw)
+    return False
+
+
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Drop pydantic's generated titles and spell ``X | None = None`` as plain optional ``X``:
     the same contract in fewer tokens, which matters when the model sees every tool."""

@@ -4,23 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from dataclasses import dataclass
+from ipaddress import IPv4Address
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
 from mcp import Client
 
+from mcp_servers._toolkit import ToolFailure
+from mcp_servers.web.addresses import AddressGuard, IPAddress
+from mcp_servers.web.fetch import FetchLimits, fetch_text
 from tests.mcp_servers_support import TRANSPORTS, call, connect, held_open
-from tests.web_fixtures import BRAVE_KEY, local_site
+from tests.web_fixtures import BRAVE_KEY, LocalSite, local_site
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+ALLOW_PRIVATE = "BASSI_FETCH_ALLOW_PRIVATE"
+"""The local test site is refused without it: most tests opt in, the guard's tests do not."""
+
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with local_site() as base:
-        yield base
+def local() -> Iterator[LocalSite]:
+    with local_site() as site:
+        yield site
+
+
+@pytest.fixture(scope="module")
+def site(local: LocalSite) -> str:
+    return local.base
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +45,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=TRANSPORTS)
 async def client(request: pytest.FixtureRequest, site: str, project: Path) -> AsyncIterator[Client]:
     env = {
+        ALLOW_PRIVATE: "1",
         "BASSI_FETCH_TIMEOUT": "1",
         "BASSI_FETCH_MAX_BYTES": "100000",
         "BRAVE_API_KEY": BRAVE_KEY,
@@ -233,7 +248,7 @@ async def test_converting_a_big_page_does_not_stall_the_event_loop(
 ) -> None:
     """In process the server shares bassi's event loop, so the UI must keep running while
     a big page becomes Markdown."""
-    env = {"BASSI_FETCH_TIMEOUT": "60"}
+    env = {ALLOW_PRIVATE: "1", "BASSI_FETCH_TIMEOUT": "60"}
     longest_gap = 0.0
 
     async def heartbeat() -> None:
@@ -255,3 +270,160 @@ async def test_converting_a_big_page_does_not_stall_the_event_loop(
     assert f"* [item **1000**]({site}/item/1000) _note_\n" in text
     assert elapsed > 0.3, "the page converted too fast to tell anything"
     assert longest_gap < 0.5
+
+
+# Only public addresses, unless the user opts in
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=TRANSPORTS)
+async def guarded(request: pytest.FixtureRequest, project: Path) -> AsyncIterator[Client]:
+    """The web server as it starts by default: local and private addresses refused."""
+    env = {ALLOW_PRIVATE: ""}
+    async with held_open(lambda: connect("web", request.param, project, env)) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        ("127.0.0.1", "127.0.0.1 is a loopback address (this computer)"),
+        ("2130706433", "2130706433 resolves to 127.0.0.1, a loopback address"),
+        ("0x7f000001", "0x7f000001 resolves to 127.0.0.1, a loopback address"),
+        ("0x7f.1", "0x7f.1 resolves to 127.0.0.1, a loopback address"),
+        ("017700000001", "017700000001 resolves to 127.0.0.1, a loopback address"),
+        ("127.1", "127.1 resolves to 127.0.0.1, a loopback address"),
+        ("localhost", "a loopback address (this computer)"),
+        ("[::1]", "::1 is a loopback address"),
+        ("[::ffff:127.0.0.1]", "an IPv6 form of 127.0.0.1, a loopback address"),
+        ("[64:ff9b::7f00:1]", "an IPv6 form of 127.0.0.1, a loopback address"),
+        ("[2002:7f00:1::]", "an IPv6 form of 127.0.0.1, a loopback address"),
+        ("0.0.0.0", "the unspecified address (this computer)"),
+    ],
+)
+async def test_this_computer_is_refused_in_every_spelling(
+    guarded: Client, local: LocalSite, host: str, reason: str
+) -> None:
+    probe = f"/article.html?probe={host}"
+    url = f"http://{host}:{local.port}{probe}"
+    is_error, text = await fetch(guarded, url)
+    assert is_error
+    assert text.startswith(f"Refused to fetch {url}: ")
+    assert reason in text
+    assert f"start bassi with {ALLOW_PRIVATE}=1" in text
+    assert probe not in local.seen
+
+
+async def test_a_dotted_octal_address_is_not_even_a_url(guarded: Client, local: LocalSite) -> None:
+    url = f"http://0177.0.0.1:{local.port}/article.html?probe=octal"
+    is_error, text = await fetch(guarded, url)
+    assert is_error
+    assert text.startswith(f"Not a valid URL: {url!r}")
+    assert "/article.html?probe=octal" not in local.seen
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://10.1.2.3/", "a private network address"),
+        ("http://192.168.0.1:8080/admin", "a private network address"),
+        ("http://169.254.169.254/latest/meta-data/", "a cloud metadata service address"),
+        ("http://[fd00:ec2::254]/latest/meta-data/", "a cloud metadata service address"),
+        ("http://[fe80::1]/", "a link-local address"),
+        ("http://100.64.0.1/", "not a public internet address"),
+    ],
+)
+async def test_private_networks_and_metadata_services_are_refused(
+    guarded: Client, url: str, reason: str
+) -> None:
+    is_error, text = await fetch(guarded, url)
+    assert is_error
+    assert text.startswith(f"Refused to fetch {url}: ")
+    assert reason in text
+
+
+async def test_the_tool_description_says_only_public_addresses_are_fetched(
+    guarded: Client, client: Client
+) -> None:
+    def description(of: Client) -> Awaitable[str]:
+        async def read() -> str:
+            tools = (await of.list_tools()).tools
+            return next(t.description or "" for t in tools if t.name == "fetch")
+
+        return read()
+
+    assert "Only public internet addresses are fetched" in await description(guarded)
+    assert "Only public internet addresses" not in await description(client)
+
+
+@dataclass(frozen=True)
+class OnePublicSite(AddressGuard):
+    """Stands the local site on ``port`` in for a public web server (keeping all traffic on
+    127.0.0.1); every other address is judged as usual."""
+
+    port: int = 0
+
+    def refusal(self, address: IPAddress, port: int) -> str | None:
+        if (address, port) == (IPv4Address("127.0.0.1"), self.port):
+            return None
+        return super().refusal(address, port)
+
+
+@dataclass(frozen=True)
+class Answering(OnePublicSite):
+    """Also answers every host name with ``answers``, as a DNS server of the page's author
+    could."""
+
+    answers: tuple[IPAddress, ...] = ()
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        return list(self.answers)
+
+
+@pytest.fixture(scope="module")
+def internal() -> Iterator[LocalSite]:
+    """A second local site: the service on the user's computer a redirect aims at."""
+    with local_site() as site:
+        yield site
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "localhost", "2130706433", "[::ffff:127.0.0.1]", "[::1]"]
+)
+async def test_a_public_page_cannot_redirect_into_this_computer(
+    local: LocalSite, internal: LocalSite, host: str
+) -> None:
+    path = f"/article.html?from={host}"
+    target = f"http://{host}:{internal.port}{path}"
+    url = f"{local.base}/bounce?to={quote(target, safe='')}"
+    limits = FetchLimits(guard=OnePublicSite(port=local.port))
+    with pytest.raises(ToolFailure) as refused:
+        await fetch_text(url, max_chars=1000, limits=limits)
+    message = str(refused.value)
+    assert message.startswith(f"Refused to fetch {url} (it redirected to {target}): ")
+    assert "a loopback address" in message
+    assert f"start bassi with {ALLOW_PRIVATE}=1" in message
+    assert path not in internal.seen
+    # The user who opted in gets the page: only the guard stood in the way.
+    if host != "[::1]":  # the test site listens on IPv4 only
+        page = await fetch_text(url, max_chars=1000, limits=FetchLimits(guard=AddressGuard(True)))
+        assert "# Tide tables" in page
+
+
+async def test_one_private_answer_among_public_ones_is_refused(local: LocalSite) -> None:
+    """If only the first answer were checked, this would connect to the stand-in site."""
+    guard = Answering(port=local.port, answers=(IPv4Address("127.0.0.1"), IPv4Address("10.0.0.8")))
+    url = f"http://pages.example:{local.port}/article.html?mixed"
+    with pytest.raises(ToolFailure) as refused:
+        await fetch_text(url, max_chars=1000, limits=FetchLimits(guard=guard))
+    assert "pages.example resolves to 10.0.0.8, a private network address" in str(refused.value)
+    assert "/article.html?mixed" not in local.seen
+
+
+async def test_the_checked_address_is_the_one_connected_to(local: LocalSite) -> None:
+    """The name is resolved once, by the guard, and the connection goes to that address: a
+    second lookup (which would fail for this made-up name) never happens."""
+    guard = Answering(port=local.port, answers=(IPv4Address("127.0.0.1"),))
+    url = f"http://pages.example:{local.port}/article.html?resolved-once"
+    page = await fetch_text(url, max_chars=1000, limits=FetchLimits(guard=guard))
+    assert page.startswith(f"URL: {url}\n")
+    assert "/article.html?resolved-once" in local.seen

@@ -1,5 +1,6 @@
-"""A local web site for the ``web`` server's tests: pages, redirects, errors, slow and huge
-responses, binary files, and a stand-in for the Brave Search API. Nothing leaves 127.0.0.1."""
+"""A local web site for the ``web`` server's tests: pages, redirects (``/bounce?to=URL`` goes
+anywhere), errors, slow and huge responses, binary files, and a stand-in for the Brave Search
+API. Nothing leaves 127.0.0.1. Fetching it takes ``BASSI_FETCH_ALLOW_PRIVATE=1``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -39,6 +41,8 @@ class _Site(BaseHTTPRequestHandler):
         """Keep test output quiet."""
 
     def do_GET(self) -> None:
+        assert isinstance(self.server, _SiteServer)
+        self.server.seen.append(self.path)
         url = urlsplit(self.path)
         route = {
             "/article.html": lambda: self._send(200, "text/html; charset=utf-8", ARTICLE.encode()),
@@ -58,6 +62,7 @@ class _Site(BaseHTTPRequestHandler):
             "/hop": lambda: self._redirect(301, "/article.html"),
             "/loop": lambda: self._redirect(302, "/loop"),
             "/to-ftp": lambda: self._redirect(302, "ftp://127.0.0.1/file"),
+            "/bounce": lambda: self._redirect(302, parse_qs(url.query)["to"][0]),
             "/slow": self._slow,
             "/trickle": self._trickle,
             "/huge": self._huge,
@@ -129,15 +134,31 @@ class _Site(BaseHTTPRequestHandler):
         self._send(200, "application/json", body)
 
 
+class _SiteServer(ThreadingHTTPServer):
+    seen: list[str]
+    """The paths requested, in order."""
+
+
+@dataclass(frozen=True)
+class LocalSite:
+    base: str
+    """``http://127.0.0.1:<port>``."""
+    port: int
+    seen: list[str]
+    """Every path requested so far: whether a request reached the site at all."""
+
+
 @contextmanager
-def local_site() -> Iterator[str]:
-    """Serve the site on a free port of 127.0.0.1; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+def local_site() -> Iterator[LocalSite]:
+    """Serve the site on a free port of 127.0.0.1."""
+    server = _SiteServer(("127.0.0.1", 0), _Site)
     server.daemon_threads = True
+    server.seen = []
     thread = threading.Thread(target=server.serve_forever, name="web-fixture", daemon=True)
     thread.start()
+    port = server.server_address[1]
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield LocalSite(f"http://127.0.0.1:{port}", port, server.seen)
     finally:
         server.shutdown()
         server.server_close()

@@ -73,6 +73,12 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
                 "other binary files are refused. Redirects are followed; pages larger than "
                 f"{limits.max_bytes} bytes are cut, and the request gives up after "
                 f"{limits.timeout:g} s."
+                + (
+                    ""
+                    if limits.guard.allow_private
+                    else " Only public internet addresses are fetched: localhost, private "
+                    "networks and cloud metadata addresses are refused."
+                )
             ),
             args=FetchArgs,
             handler=fetch,

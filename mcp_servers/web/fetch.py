@@ -1,11 +1,13 @@
 """Fetching one web page as text the model can read: HTML becomes Markdown, other text types
-come back as they are, binary bodies are refused before they are downloaded."""
+come back as they are, binary bodies are refused before they are downloaded. Only public
+addresses are fetched unless the user opts in (``addresses.py``); redirects are followed here,
+hop by hop, so each one is checked and a refusal names the hop."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import anyio
@@ -13,7 +15,13 @@ import anyio.to_thread
 import html2text
 import httpx
 
-from mcp_servers._toolkit import ToolFailure, env_number
+from mcp_servers._toolkit import ToolFailure, env_flag, env_number
+from mcp_servers.web.addresses import (
+    ALLOW_PRIVATE_VARIABLE,
+    AddressGuard,
+    AddressRefused,
+    GuardedTransport,
+)
 
 FETCH_TIMEOUT = 30.0
 MAX_BYTES = 2_000_000
@@ -38,16 +46,26 @@ _TEXT_TYPES = {
 }
 
 
+_PUBLIC_ONLY = (
+    "fetch reads public web addresses only, so that a page or a file cannot make it reach "
+    "services on this computer or its network. If the user wants local or private addresses "
+    f"fetched, they can start bassi with {ALLOW_PRIVATE_VARIABLE}=1."
+)
+
+
 @dataclass(frozen=True)
 class FetchLimits:
     timeout: float = FETCH_TIMEOUT
     max_bytes: int = MAX_BYTES
+    guard: AddressGuard = field(default_factory=AddressGuard)
+    """Which addresses may be connected to."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> FetchLimits:
         return cls(
             timeout=env_number(env, "BASSI_FETCH_TIMEOUT", FETCH_TIMEOUT),
             max_bytes=int(env_number(env, "BASSI_FETCH_MAX_BYTES", MAX_BYTES)),
+            guard=AddressGuard(allow_private=env_flag(env, ALLOW_PRIVATE_VARIABLE)),
         )
 
 
@@ -72,10 +90,6 @@ async def fetch_text(url: str, *, max_chars: int, limits: FetchLimits) -> str:
             f"Timed out after {limits.timeout:g} s fetching {url}; the site is slow or not "
             "answering"
         ) from None
-    except httpx.TooManyRedirects:
-        raise ToolFailure(f"More than {MAX_REDIRECTS} redirects fetching {url}") from None
-    except httpx.UnsupportedProtocol as exc:
-        raise ToolFailure(f"{url} redirected to a URL that is not http(s): {exc}") from None
     except httpx.TimeoutException:
         raise ToolFailure(f"Timed out after {limits.timeout:g} s fetching {url}") from None
     except httpx.InvalidURL as exc:
@@ -110,41 +124,56 @@ class _Page:
 
 
 async def _download(url: str, limits: FetchLimits) -> _Page:
-    async with (
-        httpx.AsyncClient(
-            follow_redirects=True,
-            max_redirects=MAX_REDIRECTS,
-            timeout=httpx.Timeout(limits.timeout),
-            headers={"User-Agent": USER_AGENT},
-        ) as client,
-        client.stream("GET", url) as response,
-    ):
-        if response.status_code >= 400:
-            reason = response.reason_phrase or "error"
-            raise ToolFailure(f"HTTP {response.status_code} {reason} for {response.url}")
-        content_type = response.headers.get("content-type", "")
-        media_type = content_type.partition(";")[0].strip().lower()
-        if media_type and not _is_text(media_type):
-            size = response.headers.get("content-length")
-            raise ToolFailure(
-                f"{response.url} is {media_type}{f' ({size} bytes)' if size else ''}, not text; "
-                "fetch only returns web pages and text (HTML, plain text, JSON, XML, ...)"
-            )
-        body = bytearray()
-        cut_at: int | None = None
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > limits.max_bytes:
-                del body[limits.max_bytes :]
-                cut_at = limits.max_bytes
-                break
-        if not media_type and b"\x00" in body[:4096]:
-            raise ToolFailure(f"{response.url} has no content type and looks binary; not fetched")
-        text = _decode(bytes(body), response.charset_encoding)
-        is_html = media_type in _HTML_TYPES or (
-            not media_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+    async with httpx.AsyncClient(
+        transport=GuardedTransport(limits.guard),
+        timeout=httpx.Timeout(limits.timeout),
+        headers={"User-Agent": USER_AGENT},
+    ) as client:
+        request = client.build_request("GET", url)
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                response = await client.send(request, stream=True)
+            except AddressRefused as exc:
+                hop = "" if str(request.url) == url else f" (it redirected to {request.url})"
+                raise ToolFailure(f"Refused to fetch {url}{hop}: {exc}. {_PUBLIC_ONLY}") from None
+            try:
+                if response.next_request is None:
+                    return await _read(response, limits)
+                request = response.next_request
+            finally:
+                await response.aclose()
+            if request.url.scheme not in ("http", "https"):
+                raise ToolFailure(f"{url} redirected to a URL that is not http(s): {request.url}")
+        raise ToolFailure(f"More than {MAX_REDIRECTS} redirects fetching {url}")
+
+
+async def _read(response: httpx.Response, limits: FetchLimits) -> _Page:
+    if response.status_code >= 400:
+        reason = response.reason_phrase or "error"
+        raise ToolFailure(f"HTTP {response.status_code} {reason} for {response.url}")
+    content_type = response.headers.get("content-type", "")
+    media_type = content_type.partition(";")[0].strip().lower()
+    if media_type and not _is_text(media_type):
+        size = response.headers.get("content-length")
+        raise ToolFailure(
+            f"{response.url} is {media_type}{f' ({size} bytes)' if size else ''}, not text; "
+            "fetch only returns web pages and text (HTML, plain text, JSON, XML, ...)"
         )
-        return _Page(str(response.url), content_type, text, is_html, cut_at)
+    body = bytearray()
+    cut_at: int | None = None
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limits.max_bytes:
+            del body[limits.max_bytes :]
+            cut_at = limits.max_bytes
+            break
+    if not media_type and b"\x00" in body[:4096]:
+        raise ToolFailure(f"{response.url} has no content type and looks binary; not fetched")
+    text = _decode(bytes(body), response.charset_encoding)
+    is_html = media_type in _HTML_TYPES or (
+        not media_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+    )
+    return _Page(str(response.url), content_type, text, is_html, cut_at)
 
 
 def _is_text(media_type: str) -> bool:
