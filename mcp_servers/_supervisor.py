@@ -13,7 +13,9 @@ even by SIGKILL (the parent-death signal, which the kernel sends when the parent
 that started it exits; so it checks who its parent is before acting on it). Its own exit
 status is the command's: the same exit code, or death by the same signal.
 
-The standard library only, and no site-packages (``-S``): it starts in a few milliseconds.
+The standard library only, and no site-packages (``-S``); modules that are slow to import
+(``pathlib``, ``typing``) are avoided, since every tool call waits for this
+process to start.
 Nothing here runs on other systems; there ``run_process`` falls back to killing the group.
 """
 
@@ -24,8 +26,10 @@ import os
 import signal
 import sys
 from contextlib import suppress
-from pathlib import Path
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -72,25 +76,31 @@ class _Children:
     def end_all(self) -> None:
         """Kill the command's group, then every child (adopted orphans included) until none
         is left. A killed process's own children are re-parented here, so rounds repeat."""
-        with suppress(OSError):
-            os.killpg(self.command, signal.SIGKILL)
+        _kill(self.command, group=True)
         while self.reap():
             for pid in _children_of(os.getpid()):
-                with suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+                _kill(pid)
             signal.sigtimedwait({signal.SIGCHLD}, _SWEEP_WAIT_SECONDS)
+
+
+def _kill(pid: int, *, group: bool = False) -> None:
+    with suppress(OSError):  # already gone
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
 
 
 def _children_of(parent: int) -> list[int]:
     found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            text = stat.read_text()
+            with open(f"/proc/{name}/stat") as stat:
+                text = stat.read()
         except OSError:
             continue
         # The command name may hold spaces and parentheses: fields start after the last ")".
         if int(text[text.rindex(")") + 2 :].split()[1]) == parent:
-            found.append(int(stat.parent.name))
+            found.append(int(name))
     return found
 
 
