@@ -25,6 +25,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 from contextlib import suppress
 
 TYPE_CHECKING = False
@@ -43,7 +44,11 @@ _RESET_FOR_COMMAND = _WATCHED | {signal.SIGPIPE, signal.SIGXFSZ}
 """Signals the command gets with their default action: Python ignores SIGPIPE and SIGXFSZ."""
 _PARENT_CHECK_SECONDS = 1.0
 _SWEEP_WAIT_SECONDS = 0.05
+_SWEEP_LIMIT_SECONDS = 3.0
+"""How long to keep killing: a process this user may not signal (a set-user-ID program that
+changed its real user) would otherwise keep the supervisor, and the tool call, waiting."""
 EXIT_NOT_STARTED = 127
+EXIT_CANNOT_WATCH = 126
 
 
 class _Children:
@@ -77,7 +82,8 @@ class _Children:
         """Kill the command's group, then every child (adopted orphans included) until none
         is left. A killed process's own children are re-parented here, so rounds repeat."""
         _kill(self.command, group=True)
-        while self.reap():
+        give_up = time.monotonic() + _SWEEP_LIMIT_SECONDS
+        while self.reap() and time.monotonic() < give_up:
             for pid in _children_of(os.getpid()):
                 _kill(pid)
             signal.sigtimedwait({signal.SIGCHLD}, _SWEEP_WAIT_SECONDS)
@@ -89,8 +95,12 @@ def _kill(pid: int, *, group: bool = False) -> None:
 
 
 def _children_of(parent: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found  # no /proc: only the command's group was reached
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -111,11 +121,10 @@ def _prctl(libc: ctypes.CDLL, option: int, value: int) -> None:
 
 
 def _exit_like(status: int | None, libc: ctypes.CDLL) -> NoReturn:
-    if status is None:
-        os._exit(EXIT_NOT_STARTED)
-    if os.WIFEXITED(status):
+    """``status`` is None for a command that was sent SIGKILL but never seen to end."""
+    if status is not None and os.WIFEXITED(status):
         os._exit(os.WEXITSTATUS(status))
-    number = os.WTERMSIG(status)
+    number = os.WTERMSIG(status) if status is not None else signal.SIGKILL
     # Die by the same signal, so the caller sees what the command saw; without a core file.
     _prctl(libc, _PR_SET_DUMPABLE, 0)
     if number not in (signal.SIGKILL, signal.SIGSTOP):
@@ -132,8 +141,13 @@ def main(argv: list[str]) -> NoReturn:
     # Blocked signals wait, pending, for sigtimedwait: none can arrive between two checks.
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     libc = ctypes.CDLL(None, use_errno=True)
-    _prctl(libc, _PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(libc, _PR_SET_PDEATHSIG, PARENT_GONE)
+    try:
+        _prctl(libc, _PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(libc, _PR_SET_PDEATHSIG, PARENT_GONE)
+    except OSError as exc:
+        # Without these nothing could be guaranteed about what the command leaves behind.
+        print(f"{argv[0]}: cannot watch the command's processes: {exc}", file=sys.stderr)
+        os._exit(EXIT_CANNOT_WATCH)
     if os.getppid() != parent:
         sys.exit(f"{argv[0]}: the process that started this is gone")
     try:

@@ -23,7 +23,13 @@ from tests.mcp_servers_support import (
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ENV = {"BASSI_PYTHON_TIMEOUT": "30", "BASSI_PYTHON_MAX_TIMEOUT": "60", "BASSI_OUTPUT_LIMIT": "2000"}
+ENV = {
+    "BASSI_PYTHON_TIMEOUT": "30",
+    "BASSI_PYTHON_MAX_TIMEOUT": "60",
+    "BASSI_OUTPUT_LIMIT": "2000",
+    "PROJECT_SETTING": "kept",
+    "ANTHROPIC_API_KEY": "sk-ant-api-3f9c1e",
+}
 
 
 @pytest.fixture(scope="module")
@@ -192,18 +198,17 @@ async def test_a_daemon_does_not_outlive_the_program(client: Client) -> None:
 @linux_only
 async def test_a_daemon_does_not_outlive_a_timeout(client: Client) -> None:
     with escape_marker() as marker:
-        is_error, text = await run(client, daemonizing(marker) + "time.sleep(60)\n", timeout=10)
+        is_error, text = await run(client, daemonizing(marker) + "time.sleep(60)\n", timeout=5)
         assert is_error
-        assert text.startswith("Timed out after 10 s")
+        assert text.startswith("Timed out after 5 s")
         assert "--- stdout ---\ndaemon running\n" in text
         assert marked_processes(marker) == []
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_programs_do_not_see_the_agents_credentials(transport: str, tmp_path: Path) -> None:
-    env = {"ANTHROPIC_API_KEY": "sk-ant-api-test", "PROJECT_SETTING": "kept"}
-    async with connect("task_automation", transport, tmp_path, env) as client:
-        is_error, text = await run(client, "import os\nprint(sorted(os.environ))")
+async def test_programs_do_not_see_the_agents_credentials(client: Client) -> None:
+    code = (
+        "import os\nprint(sorted(k for k in os.environ if k.startswith(('ANTHROPIC', 'PROJECT'))))"
+    )
+    is_error, text = await run(client, code)
     assert not is_error
-    assert "'PROJECT_SETTING'" in text
-    assert "ANTHROPIC_API_KEY" not in text
+    assert "--- stdout ---\n['PROJECT_SETTING']\n" in text
