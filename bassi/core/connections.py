@@ -1,12 +1,22 @@
-"""One live MCP client session per server: how bassi discovers tools and later calls them.
+"""One live MCP client session per server: how bassi discovers tools, prompts and resources
+and later uses them.
 
-Each server runs once. The session that listed its tools stays open, and tool calls go through
-it. Each connection lives in an asyncio task of its own that enters and leaves the transport
-and session contexts, because anyio requires a context to be left by the task that entered
-it; callers on any task can then start, use, reconnect and close the connection.
+Each server runs once. The session that listed its tools stays open, and tool calls, prompts
+and resource reads go through it. Each connection lives in an asyncio task of its own that
+enters and leaves the transport and session contexts, because anyio requires a context to be
+left by the task that entered it; callers on any task can then start, use, reconnect and close
+the connection.
+
+Starting is meant to survive real servers: a start that fails for a reason that may pass (the
+process died, the network hiccuped) is retried, up to ``MAX_START_ATTEMPTS`` in all, as Claude
+Code does; a server started through npx/uvx that is still installing gets the install budget
+instead of its start-up timeout, and a half-written npx install is removed before the next
+attempt. A server that refuses the 2025 ``initialize`` handshake because it speaks only the
+2026-07-28 revision is asked again with ``server/discover``.
 
 Failures are described for the person who has to fix them: the exit code and last stderr lines
-of a stdio server, the HTTP status of a remote one, which step timed out.
+of a stdio server, the HTTP status of a remote one, which step timed out. A 401 is not a
+failure but "needs sign-in".
 """
 
 from __future__ import annotations
@@ -14,40 +24,64 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import httpx2
-from mcp import ClientSession, types
+from mcp import Client, types
 from mcp.client._memory import InMemoryTransport
-from mcp.client._transport import ReadStream, TransportStreams
-from mcp.client.session import IncomingMessage
+from mcp.client._transport import ReadStream, TransportStreams, WriteStream
+from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types import methods as wire_methods
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from bassi import __version__
 from bassi.core.mcp_config import DEFAULT_TIMEOUT, HttpServerConfig, StdioServerConfig
+from bassi.core.offers import PromptInfo, ResourceInfo, ResourceTemplateInfo
+from bassi.core.package_runner import (
+    PackageRun,
+    is_installed,
+    looks_corrupt,
+    package_run,
+    remove_install,
+)
 from bassi.core.registry import ServerStatus
-from bassi.core.secrets import ExpandedValues, without_agent_credentials
+from bassi.core.safe_text import one_line
 from bassi.core.stdio_transport import EXIT_GRACE, ServerProcess, open_stdio_server
 
 # Server faults reach the person through each server's status; the mcp library's own error
 # logs would otherwise fall through to stderr, and the terminal belongs to the TUI.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
+logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="bassi", version=__version__)
 HTTP_READ_TIMEOUT = 300.0
 """Seconds an HTTP response stream may stay silent: servers hold SSE streams open."""
+MAX_START_ATTEMPTS = 3
+"""Attempts at starting a server whose start failed for a reason that may pass."""
+RETRY_DELAYS = (0.5, 1.5)
+"""Seconds before the second and third attempt."""
+INSTALL_POLL = 0.5
+"""Seconds between checks whether an npx package being installed has arrived."""
+DEFAULT_INSTALL_TIMEOUT = 600.0
 
 InProcessFactory = Callable[[], "Server[Any] | MCPServer"]
 
@@ -59,23 +93,72 @@ class InProcessServer:
     name: str
     factory: InProcessFactory
     timeout: float = DEFAULT_TIMEOUT
-    display_target: str = "in-process"
-    expanded: ExpandedValues = field(default_factory=ExpandedValues)
-    """Nothing: the entry holds no values from the environment."""
+    target: str = "in-process"
+    tool_timeout: float | None = None
 
 
 ServerSpec = StdioServerConfig | HttpServerConfig | InProcessServer
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationRequest:
+    """A server asks the person for input: a form (``params.requested_schema``) or a URL
+    to open (``params.url``). The answer goes back to the server as it is."""
+
+    server: str
+    params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+
+
+ElicitationHandler = Callable[[ElicitationRequest], Awaitable[types.ElicitResult]]
+Progress = Callable[[float, float | None, str | None], None]
+"""Called with (progress, total, message) as a running call reports progress."""
+AuthFactory = Callable[[HttpServerConfig], httpx2.Auth | None]
+"""The OAuth provider for an HTTP server, or None when nobody signed in to it."""
+
+
+class SignInRequired(Exception):
+    """The server wants a signed-in user and the stored sign-in (if any) is not enough."""
+
+
+class OfferError(Exception):
+    """A prompt or resource could not be fetched; the message is for the person."""
 
 
 class _ConnectError(Exception):
     """A failure whose message is already what the person should read."""
 
 
-class ServerConnection:
-    """The session with one server, with its status, failure reason and tools.
+@dataclass
+class _Outcome:
+    """How one start attempt ended (when it did not end in a working connection)."""
 
-    ``on_change`` is called (on the connection's task) whenever ``status``, ``error`` or
-    ``tools`` changed."""
+    failure: str
+    retry: bool = False
+    needs_auth: bool = False
+    modern: bool = False
+    """The server refused ``initialize`` as a 2026-07-28-only server: ask with discover."""
+
+
+@dataclass(eq=False)
+class _Call:
+    scope: anyio.CancelScope
+    cancelled_by_user: bool = False
+
+
+@dataclass
+class _Offers:
+    tools: list[types.Tool] = field(default_factory=list)
+    prompts: list[types.Prompt] = field(default_factory=list)
+    resources: list[types.Resource] = field(default_factory=list)
+    templates: list[types.ResourceTemplate] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class ServerConnection:
+    """The session with one server, with its status, failure reason and what it offers.
+
+    ``on_change`` is called (on the connection's task) whenever ``status``, ``error``,
+    ``detail`` or the offers changed."""
 
     def __init__(
         self,
@@ -84,26 +167,49 @@ class ServerConnection:
         env: Mapping[str, str],
         project_dir: Path,
         on_change: Callable[[ServerConnection], None] | None = None,
+        elicitation: Callable[[], ElicitationHandler | None] | None = None,
+        auth: AuthFactory | None = None,
+        install_timeout: float = DEFAULT_INSTALL_TIMEOUT,
     ) -> None:
         self.spec = spec
         self.status = ServerStatus.CONNECTING
         self.error: str | None = None
+        self.detail: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
+        self.prompts: tuple[PromptInfo, ...] = ()
+        self.resources: tuple[ResourceInfo, ...] = ()
+        self.templates: tuple[ResourceTemplateInfo, ...] = ()
+        self.warnings: tuple[str, ...] = ()
+        self.protocol_version: str | None = None
+        self.attempts = 0
+        """Start attempts made by the current (or last) start."""
         self._env = env
         self._project_dir = project_dir
         self._on_change = on_change
+        self._elicitation = elicitation
+        self._auth = auth
+        self._install_timeout = install_timeout
+        self._package = (
+            package_run(spec.command, spec.args) if isinstance(spec, StdioServerConfig) else None
+        )
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
-        self._session: ClientSession | None = None
+        self._client: Client | None = None
         self._attempt_done = asyncio.Event()
         self._disconnected = asyncio.Event()
         self._stopping = False
+        self._modern = False
         self._step = "starting"
+        self._installing = False
         self._process: ServerProcess | None = None
         self._http_status: str | None = None
+        self._http_code: int | None = None
+        self._bearer_challenge = False
         self._wake: anyio.Event | None = None
         self._transport_ended = False
-        self._tools_changed = False
+        self._changed: set[str] = set()
+        self._calls: set[_Call] = set()
+        self._skipped: list[str] = []
 
     @property
     def name(self) -> str:
@@ -124,7 +230,7 @@ class ServerConnection:
         self._task = asyncio.create_task(self._run(), name=f"mcp server {self.name}")
 
     async def wait_attempt(self) -> None:
-        """Until the current connection attempt is connected or failed."""
+        """Until the current start is connected, failed (after its retries) or needs sign-in."""
         await self._attempt_done.wait()
 
     async def close(self) -> None:
@@ -141,39 +247,108 @@ class ServerConnection:
         await self.close()
         self.start()
 
+    def cancel_calls(self) -> int:
+        """Cancel every call in flight (the user interrupted the turn); each sends the
+        server ``notifications/cancelled`` and answers that the user cancelled it."""
+        for call in self._calls:
+            call.cancelled_by_user = True
+            call.scope.cancel()
+        return len(self._calls)
+
     async def call_tool(
         self,
         tool: str,
         arguments: Mapping[str, Any],
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 (sent as the request's own timeout)
+        timeout: float | None = None,  # noqa: ASYNC109 (the call's own deadline, paused for a person)
+        progress: Progress | None = None,
     ) -> types.CallToolResult:
         """Call ``tool`` over the open session. The server's result is returned as it came,
-        errors included; a server that is down, dies or does not answer in time yields an
-        error result that says so."""
-        session = self._session
-        if session is None:
-            return self._failure(self._unavailable_message())
+        errors included; a server that is down, dies, does not answer in time or whose call
+        the user cancelled yields an error result that says so. While the server waits on
+        the person (elicitation) the deadline stands still."""
+        client = self._client
+        if client is None:
+            return error_result(self._unavailable_message())
+
+        on_progress = progress
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
+        result: types.CallToolResult | None = None
+        call = _Call(anyio.CancelScope())
+        if timeout is not None:
+            call.scope.deadline = anyio.current_time() + timeout
+        self._calls.add(call)
         try:
-            return await session.call_tool(tool, dict(arguments), read_timeout_seconds=timeout)
-        except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
-                return self._failure(
-                    f"tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s"
+            with call.scope:
+                result = await client.call_tool(
+                    tool, dict(arguments), progress_callback=report if on_progress else None
                 )
-            if exc.code == types.CONNECTION_CLOSED or self._session is not session:
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED or self._client is not client:
                 return await self._stopped_during_call()
             return self._failure(f"server '{self.name}' rejected the call: {exc.error.message}")
         except ValidationError as exc:
             return self._failure(f"server '{self.name}' sent an invalid result: {_first_line(exc)}")
         except Exception as exc:
             # The caller is usually the model's tool call: it gets an answer, never a traceback.
-            if self._session is not session:
+            if self._client is not client:
                 return await self._stopped_during_call()
             return self._failure(
                 f"calling '{tool}' on server '{self.name}' failed: "
                 f"{type(exc).__name__}: {_first_line(exc)}"
             )
+        finally:
+            self._calls.discard(call)
+        if result is not None:
+            return result
+        if call.cancelled_by_user:
+            return error_result(f"the user cancelled the call to '{tool}' on server '{self.name}'")
+        return error_result(
+            f"tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s"
+        )
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
+        """The prompt's messages, rendered by the server. Raises OfferError."""
+        client = self._require_client()
+        try:
+            with anyio.fail_after(self.timeout):
+                return await client.get_prompt(name, dict(arguments))
+        except TimeoutError:
+            raise OfferError(
+                f"server '{self.name}' did not answer within {self.timeout:g} s"
+            ) from None
+        except MCPError as exc:
+            raise OfferError(f"server '{self.name}': {exc.error.message}") from exc
+        except ValidationError as exc:
+            raise OfferError(
+                f"server '{self.name}' sent an invalid prompt: {_first_line(exc)}"
+            ) from exc
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """The resource's contents. Raises OfferError."""
+        client = self._require_client()
+        try:
+            with anyio.fail_after(self.timeout):
+                return await client.read_resource(uri)
+        except TimeoutError:
+            raise OfferError(
+                f"server '{self.name}' did not answer within {self.timeout:g} s"
+            ) from None
+        except MCPError as exc:
+            raise OfferError(f"server '{self.name}': {exc.error.message}") from exc
+        except ValidationError as exc:
+            raise OfferError(
+                f"server '{self.name}' sent invalid contents: {_first_line(exc)}"
+            ) from exc
+
+    def _require_client(self) -> Client:
+        if self._client is None:
+            raise OfferError(self._unavailable_message())
+        return self._client
 
     async def _stopped_during_call(self) -> types.CallToolResult:
         """The session ended under a call: wait (briefly) for the reason, then give it."""
@@ -189,8 +364,10 @@ class ServerConnection:
         return error_result(self.spec.expanded.mask(message))
 
     def _unavailable_message(self) -> str:
-        if self.status is ServerStatus.CONNECTING:
+        if self.status.starting:
             return f"server '{self.name}' is still connecting"
+        if self.status is ServerStatus.NEEDS_AUTH:
+            return f"server '{self.name}' needs sign-in (/mcp, or: bassi mcp login {self.name})"
         if self.status is ServerStatus.FAILED and self.error:
             return f"server '{self.name}' is not available: {self.error}"
         return f"server '{self.name}' is not connected"
@@ -199,77 +376,200 @@ class ServerConnection:
 
     async def _run(self) -> None:
         try:
-            if not self._stopping:
-                await self._attempt()
+            self.attempts = 0
+            while not self._stopping:
+                self.attempts += 1
+                outcome = await self._attempt()
+                if outcome is None or self._stopping:
+                    return
+                if outcome.modern and not self._modern:
+                    self._modern = True
+                    self.attempts -= 1
+                    continue
+                if outcome.needs_auth:
+                    self._set(ServerStatus.NEEDS_AUTH, outcome.failure)
+                    return
+                self._clean_broken_install()
+                if outcome.retry and self.attempts < MAX_START_ATTEMPTS:
+                    detail = (
+                        f"attempt {self.attempts} of {MAX_START_ATTEMPTS} failed "
+                        f"({one_line(outcome.failure, 200)}); retrying"
+                    )
+                    self._set(ServerStatus.CONNECTING, None, detail)
+                    await anyio.sleep(RETRY_DELAYS[self.attempts - 1])
+                    continue
+                failure = outcome.failure
+                if self.attempts > 1:
+                    failure = f"{failure}\n(gave up after {self.attempts} attempts)"
+                self._set(ServerStatus.FAILED, failure)
+                return
         finally:
             # Whatever happened, nobody may wait forever on this connection.
-            self._session = None
+            self._client = None
             self._attempt_done.set()
             self._disconnected.set()
 
-    async def _attempt(self) -> None:
-        self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
+    def _clean_broken_install(self) -> None:
+        """After a failed start through npx that was installing (and so may have been cut
+        short) or that failed the way a half-written install fails: remove that install."""
+        run = self._package
+        if run is None:
+            return
+        stderr = self._process.stderr_tail(40) if self._process is not None else ""
+        if self._installing or looks_corrupt(stderr):
+            for entry in remove_install(run, self._env):
+                logger.info("server %s: removed the npx install at %s", self.name, entry)
+
+    async def _attempt(self) -> _Outcome | None:
+        """One start. None when the connection ran and was closed (or its server ended after
+        it connected, which is recorded as failed here); otherwise why the start failed."""
+        budget = self.timeout
+        run = self._package
+        self._installing = run is not None and not is_installed(run, self._env)
+        if self._installing:
+            assert run is not None
+            budget = max(budget, self._install_timeout)
+            status = ServerStatus.INSTALLING if run.runner == "npx" else ServerStatus.CONNECTING
+            self._set(status, None, f"installing {run.package} with {run.runner}")
+        self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + budget)
         self._wake = anyio.Event()
-        self._transport_ended = self._tools_changed = False
-        self._process = self._http_status = None
+        self._transport_ended = False
+        self._changed = set()
+        self._skipped = []
+        self._process = self._http_status = self._http_code = None
+        self._bearer_challenge = False
         self._step = "starting"
-        failure: str | None = None
+        ended: str | None = None
+        outcome: _Outcome | None = None
         try:
             with scope:
-                failure = await self._connect_and_serve(scope)
+                ended = await self._connect_and_serve(scope)
         except Exception as exc:
-            failure = self._describe(exc)
+            outcome = self._outcome(exc)
         except BaseExceptionGroup as group:
             # Errors that surfaced together with a cancellation: report the errors.
             errors = group.subgroup(Exception)
             if errors is None:
                 raise
-            failure = self._describe(errors)
+            outcome = self._outcome(errors)
         finally:
-            self._session = None
-        if scope.cancelled_caught and not self._stopping and failure is None:
-            failure = self._timeout_reason()
-        if failure is not None and not self._stopping:
-            self._set(ServerStatus.FAILED, failure)
+            self._client = None
+        if self._stopping:
+            return None
+        if ended is not None:
+            self._set(ServerStatus.FAILED, ended)
+            return None
+        if outcome is None and scope.cancelled_caught:
+            outcome = _Outcome(self._timeout_reason(budget))
+        return outcome
 
-    async def _connect_and_serve(self, scope: anyio.CancelScope) -> str | None:
-        """Connect, list the tools, then keep the session open until the transport ends
-        (returning why) or the connection is closed (cancelled)."""
+    async def _connect_and_serve(self, scope: anyio.CancelScope) -> str:
+        """Connect, list what the server offers, then keep the session open until the
+        transport ends (returning why) or the connection is closed (cancelled)."""
+        async with anyio.create_task_group() as tasks:
+            if self._installing and self._package is not None:
+                tasks.start_soon(self._watch_install, self._package, scope)
+            reason = await self._session(scope, tasks)
+            tasks.cancel_scope.cancel()
+        return reason
+
+    async def _session(self, scope: anyio.CancelScope, tasks: anyio.abc.TaskGroup) -> str:
         async with AsyncExitStack() as stack:
-            read, write = await self._open(stack)
-            self._step = "initialize"
-            session = await stack.enter_async_context(
-                ClientSession(
-                    _WatchedReadStream(read, self._on_transport_end),
-                    write,
-                    message_handler=self._on_message,
-                    client_info=CLIENT_INFO,
-                )
+            client = Client(
+                self._transport(),
+                mode="auto" if self._modern else "legacy",
+                elicitation_callback=self._on_elicit,
+                message_handler=self._on_message,
+                client_info=CLIENT_INFO,
+                cache=None,
             )
-            await session.initialize()
+            self._step = "initialize"
+            await stack.enter_async_context(client)
+            self._install_finished(scope)
+            self.protocol_version = client.protocol_version
             if self._process is not None:
                 self._process.exit_grace = EXIT_GRACE
             self._step = "tools/list"
-            tools = await list_all_tools(session)
+            offers = await self._list_offers(client)
             scope.deadline = math.inf
-            self._session = session
-            self._set_tools(tools)
+            self._client = client
+            self._set_offers(offers)
             self._attempt_done.set()
-            return await self._serve(session)
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                tasks.start_soon(self._listen, client)
+            return await self._serve_changes(client)
 
-    async def _serve(self, session: ClientSession) -> str:
+    async def _watch_install(self, run: PackageRun, scope: anyio.CancelScope) -> None:
+        """While npx installs, the install budget applies; once the package is in its cache
+        the server is starting, and its own timeout applies from then on."""
+        if run.runner != "npx":
+            return
+        while self._installing and not is_installed(run, self._env):  # noqa: ASYNC110 (a directory)
+            await anyio.sleep(INSTALL_POLL)
+        self._install_finished(scope)
+
+    def _install_finished(self, scope: anyio.CancelScope) -> None:
+        if not self._installing:
+            return
+        self._installing = False
+        scope.deadline = min(scope.deadline, anyio.current_time() + self.timeout)
+        if self.status is ServerStatus.INSTALLING or self.detail:
+            self._set(ServerStatus.CONNECTING, None)
+
+    async def _list_offers(self, client: Client) -> _Offers:
+        offers = _Offers()
+        offers.tools = await _pages(client.list_tools, lambda r: r.tools)
+        offers.warnings = list(self._skipped)
+        capabilities = client.server_capabilities
+        try:
+            if capabilities.prompts is not None:
+                offers.prompts = await _pages(client.list_prompts, lambda r: r.prompts)
+        except (MCPError, ValidationError) as exc:
+            offers.warnings.append(f"could not list its prompts: {_first_line(exc)}")
+        try:
+            if capabilities.resources is not None:
+                offers.resources = await _pages(client.list_resources, lambda r: r.resources)
+                offers.templates = await _pages(
+                    client.list_resource_templates, lambda r: r.resource_templates
+                )
+        except (MCPError, ValidationError) as exc:
+            offers.warnings.append(f"could not list its resources: {_first_line(exc)}")
+        return offers
+
+    async def _serve_changes(self, client: Client) -> str:
         while True:
             assert self._wake is not None
             await self._wake.wait()
             self._wake = anyio.Event()
             if self._transport_ended:
-                self._session = None
+                self._client = None
                 return await self._end_reason()
-            if self._tools_changed:
-                self._tools_changed = False
-                # On failure the old list stays; a dead transport is noticed above.
+            if self._changed:
+                self._changed = set()
+                self._skipped = []
+                # On failure the old lists stay; a dead transport is noticed above.
                 with anyio.move_on_after(self.timeout), suppress(MCPError, ValidationError):
-                    self._set_tools(await list_all_tools(session))
+                    self._set_offers(await self._list_offers(client))
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 servers announce list changes on a ``subscriptions/listen`` stream."""
+        with suppress(Exception):
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as subscription:
+                async for event in subscription:
+                    if isinstance(
+                        event, ToolsListChanged | PromptsListChanged | ResourcesListChanged
+                    ):
+                        self._changed.add(type(event).__name__)
+                        self._wake_up()
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[TransportStreams]:
+        async with AsyncExitStack() as stack:
+            read, write = await self._open(stack)
+            watched = _WatchedStreams(read, write, self._on_transport_end, self._sanitize_tools)
+            yield watched.read, watched.write
 
     async def _open(self, stack: AsyncExitStack) -> TransportStreams:
         spec = self.spec
@@ -289,7 +589,8 @@ class ServerConnection:
                 open_stdio_server(spec.command, spec.args, env=env, cwd=cwd)
             )
             return read, write
-        client_factory = self._http_client_factory(spec)
+        auth = self._auth(spec) if self._auth is not None else None
+        client_factory = self._http_client_factory(spec, auth)
         if spec.type == "sse":
             return await stack.enter_async_context(
                 sse_client(
@@ -297,14 +598,20 @@ class ServerConnection:
                     timeout=spec.timeout,
                     sse_read_timeout=HTTP_READ_TIMEOUT,
                     httpx_client_factory=client_factory,
+                    auth=auth,
                 )
             )
         client = await stack.enter_async_context(client_factory())
         return await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
 
-    def _http_client_factory(self, spec: HttpServerConfig) -> Callable[..., httpx2.AsyncClient]:
+    def _http_client_factory(
+        self, spec: HttpServerConfig, auth: httpx2.Auth | None
+    ) -> Callable[..., httpx2.AsyncClient]:
         async def record_status(response: httpx2.Response) -> None:
             if response.status_code >= 400:
+                self._http_code = response.status_code
+                challenge = response.headers.get("www-authenticate", "")
+                self._bearer_challenge = challenge.lower().startswith("bearer")
                 self._http_status = f"HTTP {response.status_code} {response.reason_phrase}"
 
         def factory(*_: object, **__: object) -> httpx2.AsyncClient:
@@ -312,14 +619,78 @@ class ServerConnection:
                 headers=dict(spec.headers),
                 timeout=httpx2.Timeout(spec.timeout, read=HTTP_READ_TIMEOUT),
                 event_hooks={"response": [record_status]},
+                auth=auth,
             )
 
         return factory
 
+    def _sanitize_tools(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A ``tools/list`` answer with every tool that is not a valid MCP tool taken out and
+        named in a warning, so one bad definition does not cost the server its other tools."""
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result
+        version = self.protocol_version or LATEST_HANDSHAKE_VERSION
+        kept = []
+        for index, tool in enumerate(tools):
+            try:
+                wire_methods.validate_server_result(
+                    "tools/list", version, {**result, "tools": [tool]}
+                )
+                types.Tool.model_validate(tool, by_name=False)
+            except (ValidationError, ValueError, KeyError, TypeError) as exc:
+                name = tool.get("name") if isinstance(tool, dict) else None
+                label = (
+                    f"tool '{one_line(name, 80)}'"
+                    if isinstance(name, str)
+                    else f"tool #{index + 1}"
+                )
+                self._skipped.append(f"{label} skipped: not a valid MCP tool ({_first_line(exc)})")
+                continue
+            kept.append(tool)
+        return {**result, "tools": kept}
+
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self._tools_changed = True
-            self._wake_up()
+            self._changed.add("tools")
+        elif isinstance(message, types.PromptListChangedNotification):
+            self._changed.add("prompts")
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self._changed.add("resources")
+        else:
+            return
+        self._wake_up()
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        handler = self._elicitation() if self._elicitation is not None else None
+        if handler is None:
+            # Nobody is there to answer (``bassi tools`` in a shell): say no, don't hang.
+            return types.ElicitResult(action="decline")
+        with self._calls_paused():
+            try:
+                return await handler(ElicitationRequest(self.name, params))
+            except Exception:
+                logger.exception("elicitation handler failed for server %s", self.name)
+                return types.ElicitResult(action="cancel")
+
+    @contextmanager
+    def _calls_paused(self) -> Iterator[None]:
+        """While the person answers, the deadlines of calls in flight stand still."""
+        now = anyio.current_time()
+        left = {}
+        for call in self._calls:
+            if call.scope.deadline != math.inf:
+                left[id(call)] = call.scope.deadline - now
+                call.scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            resumed = anyio.current_time()
+            for call in self._calls:
+                if id(call) in left:
+                    call.scope.deadline = resumed + left[id(call)]
 
     def _on_transport_end(self) -> None:
         self._transport_ended = True
@@ -329,19 +700,22 @@ class ServerConnection:
         if self._wake is not None:
             self._wake.set()
 
-    def _set_tools(self, tools: list[types.Tool]) -> None:
+    def _set_offers(self, offers: _Offers) -> None:
         unique: dict[str, types.Tool] = {}
-        for tool in tools:
+        for tool in offers.tools:
             unique.setdefault(tool.name, tool)
         self.tools = tuple(unique.values())
+        self.prompts = tuple(PromptInfo.from_mcp(self.name, p) for p in offers.prompts)
+        self.resources = tuple(ResourceInfo.from_mcp(self.name, r) for r in offers.resources)
+        self.templates = tuple(
+            ResourceTemplateInfo.from_mcp(self.name, t) for t in offers.templates
+        )
+        self.warnings = tuple(offers.warnings)
         self._set(ServerStatus.CONNECTED, None)
 
-    def _set(self, status: ServerStatus, error: str | None) -> None:
-        """``error`` is shown and logged: a stderr tail or a URL in it may repeat what the
-        configuration took from the environment, so that is masked here, once for all."""
-        self.status = status
-        self.error = None if error is None else self.spec.expanded.mask(error)
-        if status is not ServerStatus.CONNECTED and status is not ServerStatus.CONNECTING:
+    def _set(self, status: ServerStatus, error: str | None, detail: str | None = None) -> None:
+        self.status, self.error, self.detail = status, error, detail
+        if not status.starting and status is not ServerStatus.CONNECTED:
             self._disconnected.set()
         if self._on_change is not None:
             self._on_change(self)
@@ -357,46 +731,94 @@ class ServerConnection:
             )
         return "the connection closed"
 
-    def _timeout_reason(self) -> str:
-        step = {
-            "starting": "while starting",
-            "initialize": "waiting for its answer to initialize",
-            "tools/list": "while listing its tools",
-        }[self._step]
-        reason = f"timed out after {self.timeout:g} s {step}"
+    def _timeout_reason(self, budget: float) -> str:
+        if self._installing and self._package is not None:
+            step = f"while installing {self._package.package}"
+        else:
+            step = {
+                "starting": "while starting",
+                "initialize": "waiting for its answer to initialize",
+                "tools/list": "while listing its tools",
+            }[self._step]
+        reason = f"timed out after {budget:g} s {step}"
         if self._http_status:
             reason += f" ({self._http_status})"
         return self._with_stderr(reason, self._process)
 
-    def _describe(self, exc: BaseException) -> str:
-        if self._process is not None and (exit_text := self._process.exit_description()):
-            return self._with_stderr(exit_text, self._process)
+    def _outcome(self, exc: BaseException) -> _Outcome:
+        """What a failed start means: the reason, and whether trying again may help."""
         cause = _root_cause(exc)
         spec = self.spec
+        if isinstance(cause, SignInRequired) or self._wants_sign_in():
+            why = str(cause) if isinstance(cause, SignInRequired) else "the server answered 401"
+            return _Outcome(f"needs sign-in: {why}", needs_auth=True)
         if isinstance(cause, _ConnectError):
-            return str(cause)
+            return _Outcome(str(cause))
+        if (
+            isinstance(cause, MCPError)
+            and cause.code == types.UNSUPPORTED_PROTOCOL_VERSION
+            and not self._modern
+            and self._step == "initialize"
+        ):
+            return _Outcome("speaks only the 2026-07-28 protocol", modern=True)
+        # An answer bassi could not use is the reason, even if the server then exited
+        # (it does, once bassi closes its input).
+        if isinstance(cause, ValidationError):
+            return _Outcome(
+                self._with_stderr(
+                    f"sent an invalid answer to {self._step}: {_first_line(cause)}", self._process
+                )
+            )
+        if self._http_status and isinstance(cause, MCPError):
+            return _Outcome(
+                f"{self._http_status} from {_url(spec)}",
+                retry=_transient_status(self._http_code or 0),
+            )
+        if isinstance(cause, MCPError) and cause.code != types.CONNECTION_CLOSED:
+            return _Outcome(
+                self._with_stderr(f"{self._step} failed: {cause.error.message}", self._process)
+            )
+        if self._process is not None and (exit_text := self._process.exit_description()):
+            return _Outcome(self._with_stderr(exit_text, self._process), retry=True)
         if isinstance(spec, StdioServerConfig) and isinstance(cause, OSError):
             if isinstance(cause, FileNotFoundError) and cause.filename in (spec.command, None):
-                return f"command not found: {spec.command}"
+                return _Outcome(f"command not found: {spec.command}")
             if isinstance(cause, PermissionError):
-                return f"permission denied running {spec.command}"
-            return f"could not start {spec.command}: {cause.strerror or cause}"
+                return _Outcome(f"permission denied running {spec.command}")
+            return _Outcome(f"could not start {spec.command}: {cause.strerror or cause}")
         if isinstance(cause, httpx2.HTTPStatusError):
             response = cause.response
-            return f"HTTP {response.status_code} {response.reason_phrase} from {response.url}"
+            return _Outcome(
+                f"HTTP {response.status_code} {response.reason_phrase} from {response.url}",
+                retry=_transient_status(response.status_code),
+            )
         if isinstance(cause, httpx2.TimeoutException):
-            return f"timed out after {self.timeout:g} s waiting for {_url(spec)}"
+            return _Outcome(f"timed out after {self.timeout:g} s waiting for {_url(spec)}")
         if isinstance(cause, httpx2.HTTPError):
-            return f"cannot reach {_url(spec)}: {_first_line(cause)}"
+            return _Outcome(f"cannot reach {_url(spec)}: {_first_line(cause)}", retry=True)
         if self._http_status:
-            return f"{self._http_status} from {_url(spec)}"
+            return _Outcome(
+                f"{self._http_status} from {_url(spec)}",
+                retry=_transient_status(self._http_code or 0),
+            )
         if isinstance(cause, MCPError):
-            return self._with_stderr(f"{self._step} failed: {cause.error.message}", self._process)
-        if isinstance(cause, ValidationError):
-            return f"sent an invalid answer to {self._step}: {_first_line(cause)}"
-        return self._with_stderr(
-            f"{self._step} failed: {type(cause).__name__}: {_first_line(cause)}", self._process
+            return _Outcome(
+                self._with_stderr(f"{self._step} failed: connection closed", self._process),
+                retry=True,
+            )
+        return _Outcome(
+            self._with_stderr(
+                f"{self._step} failed: {type(cause).__name__}: {_first_line(cause)}",
+                self._process,
+            )
         )
+
+    def _wants_sign_in(self) -> bool:
+        """A 401 that OAuth can answer: the server asked for a bearer token, or it was given
+        no credentials of the person's own (a wrong configured key is a failure)."""
+        if self._http_code != 401 or not isinstance(self.spec, HttpServerConfig):
+            return False
+        return self._bearer_challenge or not self.spec.headers
 
     @staticmethod
     def _with_stderr(reason: str, process: ServerProcess | None) -> str:
@@ -408,44 +830,91 @@ class ServerConnection:
         return f"{reason}\nlast lines of its stderr:\n{tail}" if tail else reason
 
 
-async def list_all_tools(session: ClientSession) -> list[types.Tool]:
-    """Every page of ``tools/list``. A server that repeats a cursor would loop forever, so
+_Page = TypeVar("_Page")
+_Item = TypeVar("_Item")
+
+
+async def _pages(
+    fetch: Callable[..., Awaitable[_Page]], items: Callable[[_Page], Sequence[_Item]]
+) -> list[_Item]:
+    """Every page of a list request. A server that repeats a cursor would loop forever, so
     that ends the listing."""
-    tools: list[types.Tool] = []
+    found: list[_Item] = []
     cursor: str | None = None
     seen: set[str] = set()
     while True:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result = await session.list_tools(params=params)
-        tools.extend(result.tools)
-        cursor = result.next_cursor
+        page = await fetch(cursor=cursor)
+        found.extend(items(page))
+        cursor = getattr(page, "next_cursor", None)
         if cursor is None or cursor in seen:
-            return tools
+            return found
         seen.add(cursor)
+
+
+def _transient_status(code: int) -> bool:
+    return code in (408, 429) or code >= 500
 
 
 def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-class _WatchedReadStream:
-    """The session's read stream, passed through unchanged except that its end is reported:
-    the session has no hook of its own for "the server went away"."""
+class _WatchedStreams:
+    """The session's streams, passed through unchanged except that the end of the read
+    stream is reported (the session has no hook of its own for "the server went away") and
+    answers to ``tools/list`` are sanitized before the session validates them."""
 
     def __init__(
-        self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]
+        self,
+        read: ReadStream[SessionMessage | Exception],
+        write: WriteStream[SessionMessage],
+        on_end: Callable[[], None],
+        sanitize: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
+        self._listing: set[types.RequestId] = set()
+        self.read = _WatchedRead(read, on_end, self._filter)
+        self.write = _WatchedWrite(write, self._sent)
+        self._sanitize = sanitize
+
+    def _sent(self, message: SessionMessage) -> None:
+        inner = message.message
+        if isinstance(inner, types.JSONRPCRequest) and inner.method == "tools/list":
+            self._listing.add(inner.id)
+
+    def _filter(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        if not isinstance(item, SessionMessage):
+            return item
+        inner = item.message
+        if not isinstance(inner, types.JSONRPCResponse | types.JSONRPCError):
+            return item
+        if inner.id not in self._listing:
+            return item
+        self._listing.discard(inner.id)
+        if isinstance(inner, types.JSONRPCError):
+            return item
+        result = self._sanitize(inner.result)
+        return SessionMessage(inner.model_copy(update={"result": result}), metadata=item.metadata)
+
+
+class _WatchedRead:
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        on_end: Callable[[], None],
+        transform: Callable[[SessionMessage | Exception], SessionMessage | Exception],
     ) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._transform = transform
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.receive()
+            return self._transform(await self._inner.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
 
-    def __aiter__(self) -> _WatchedReadStream:
+    def __aiter__(self) -> _WatchedRead:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
@@ -457,7 +926,33 @@ class _WatchedReadStream:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _WatchedReadStream:
+    async def __aenter__(self) -> _WatchedRead:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _WatchedWrite:
+    def __init__(
+        self, inner: WriteStream[SessionMessage], on_send: Callable[[SessionMessage], None]
+    ) -> None:
+        self._inner = inner
+        self._on_send = on_send
+
+    async def send(self, item: SessionMessage, /) -> None:
+        self._on_send(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedWrite:
         return self
 
     async def __aexit__(

@@ -53,8 +53,8 @@ class _ServerBase:
     always_load: bool = False
     """Claude Code's ``alwaysLoad``: expose this server's tools even in progressive mode."""
     disabled: bool = False
-    expanded: ExpandedValues = field(default_factory=ExpandedValues)
-    """What ``${VAR}`` put into this entry: masked wherever the entry is shown or logged."""
+    tool_timeout: float | None = None
+    """``toolTimeout``: seconds one tool call may run; None means bassi's default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +175,7 @@ class _ServerParser:
             "timeout": self._timeout(entry),
             "always_load": self._bool(entry, "alwaysLoad"),
             "disabled": self._bool(entry, "disabled"),
+            "tool_timeout": self._seconds(entry, "toolTimeout", None),
         }
         if kind == "stdio":
             return self._stdio(entry, common)
@@ -223,10 +224,17 @@ class _ServerParser:
         )
 
     def _timeout(self, entry: dict[str, Any]) -> float:
-        value = entry.get("timeout", DEFAULT_TIMEOUT)
+        seconds = self._seconds(entry, "timeout", DEFAULT_TIMEOUT)
+        assert seconds is not None
+        return seconds
+
+    def _seconds(self, entry: dict[str, Any], key: str, default: float | None) -> float | None:
+        value = entry.get(key, default)
+        if value is None:
+            return None
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise _InvalidEntryError(
-                f'"timeout" must be a positive number of seconds, got {json.dumps(value)}'
+                f'"{key}" must be a positive number of seconds, got {json.dumps(value)}'
             )
         return float(value)
 

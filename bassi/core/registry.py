@@ -11,14 +11,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from bassi.core.offers import PromptInfo, ResourceInfo, ResourceTemplateInfo
 from bassi.core.tools import Origin, ToolInfo, split_qualified
 
 
 class ServerStatus(StrEnum):
     CONNECTING = "connecting"
+    INSTALLING = "installing"
+    """Started through npx/uvx, which is (probably) still downloading the package."""
     CONNECTED = "connected"
+    NEEDS_AUTH = "needs sign-in"
+    """The server answered 401: someone has to sign in (``/mcp`` or ``bassi mcp login``)."""
     FAILED = "failed"
     DISABLED = "disabled"
+
+    @property
+    def starting(self) -> bool:
+        """A connection attempt is under way."""
+        return self in (ServerStatus.CONNECTING, ServerStatus.INSTALLING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +41,13 @@ class ServerEntry:
     error: str | None = None
     tools: tuple[ToolInfo, ...] = ()
     always_load: bool = False
-    schema_problems: Mapping[str, str] = field(default_factory=dict)
-    """Tool name -> why its input schema is invalid (its calls go unchecked), for the tools
-    whose schema was found invalid so far (see ``bassi.core.validation``)."""
+    prompts: tuple[PromptInfo, ...] = ()
+    resources: tuple[ResourceInfo, ...] = ()
+    templates: tuple[ResourceTemplateInfo, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """What went wrong without stopping the server (a tool skipped for an invalid schema)."""
+    detail: str | None = None
+    """What the server is doing right now, for display: "installing @scope/pkg", a retry."""
 
     @property
     def available(self) -> bool:
@@ -83,8 +97,17 @@ class Registry:
         self._put(entry)
         return entry
 
-    def set_tools(self, server: str, tools: Iterable[ToolInfo]) -> ServerEntry:
-        """Record a successful (re)connection and the tools the server announced."""
+    def set_tools(
+        self,
+        server: str,
+        tools: Iterable[ToolInfo],
+        *,
+        prompts: Iterable[PromptInfo] = (),
+        resources: Iterable[ResourceInfo] = (),
+        templates: Iterable[ResourceTemplateInfo] = (),
+        warnings: Iterable[str] = (),
+    ) -> ServerEntry:
+        """Record a successful (re)connection and what the server announced."""
         entry = self.server(server)
         fixed = tuple(
             t
@@ -92,7 +115,19 @@ class Registry:
             else replace(t, server=server, origin=entry.origin)
             for t in tools
         )
-        return self._put(replace(entry, status=ServerStatus.CONNECTED, error=None, tools=fixed))
+        return self._put(
+            replace(
+                entry,
+                status=ServerStatus.CONNECTED,
+                error=None,
+                detail=None,
+                tools=fixed,
+                prompts=tuple(prompts),
+                resources=tuple(resources),
+                templates=tuple(templates),
+                warnings=tuple(warnings),
+            )
+        )
 
     def set_schema_problems(self, server: str, problems: Mapping[str, str]) -> ServerEntry:
         """Record which of the server's tools have an invalid input schema; listeners hear
@@ -103,11 +138,32 @@ class Registry:
         return self._put(replace(entry, schema_problems=dict(problems)))
 
     def set_status(
-        self, server: str, status: ServerStatus, error: str | None = None
+        self,
+        server: str,
+        status: ServerStatus,
+        error: str | None = None,
+        *,
+        detail: str | None = None,
     ) -> ServerEntry:
         """Change a server's status. A failed server keeps its tools, shown as unavailable,
         so a crash does not make the catalog forget what the server offers."""
-        return self._put(replace(self.server(server), status=status, error=error))
+        return self._put(replace(self.server(server), status=status, error=error, detail=detail))
+
+    def forget_offers(self, server: str) -> ServerEntry:
+        """Drop a server's tools, prompts and resources (it was disabled): they leave the
+        catalog, the index and the model's view, not just become unavailable."""
+        return self._put(
+            replace(self.server(server), tools=(), prompts=(), resources=(), templates=())
+        )
+
+    def prompts(self) -> list[PromptInfo]:
+        return [p for e in self.servers() if e.available for p in e.prompts]
+
+    def resources(self) -> list[ResourceInfo]:
+        return [r for e in self.servers() if e.available for r in e.resources]
+
+    def templates(self) -> list[ResourceTemplateInfo]:
+        return [t for e in self.servers() if e.available for t in e.templates]
 
     def server(self, name: str) -> ServerEntry:
         try:

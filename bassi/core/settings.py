@@ -44,6 +44,12 @@ class Settings:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     continue_session: bool = False
+    tool_timeout: float = 600.0
+    """Seconds an external tool call may run before bassi gives up on it (``BASSI_TOOL_TIMEOUT``;
+    a server's ``toolTimeout`` in ``.mcp.json`` overrides it)."""
+    install_timeout: float = 600.0
+    """Seconds a server started through npx/uvx may take on a start that installs the package
+    (``BASSI_INSTALL_TIMEOUT``); its normal ``timeout`` applies once it is installed."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @property
@@ -98,6 +104,12 @@ class Settings:
                 raise SettingsError(f"BASSI_TOOLS_TOKEN_BUDGET={budget!r}: use a whole number")
             values["tools_token_budget"] = int(budget)
         for key, variable in (
+            ("tool_timeout", "BASSI_TOOL_TIMEOUT"),
+            ("install_timeout", "BASSI_INSTALL_TIMEOUT"),
+        ):
+            if seconds := env.get(variable):
+                values[key] = _seconds(variable, seconds)
+        for key, variable in (
             ("core_tools", "BASSI_CORE_TOOLS"),
             ("allow", "BASSI_ALLOW"),
             ("deny", "BASSI_DENY"),
@@ -106,6 +118,16 @@ class Settings:
                 values[key] = tuple(n.strip() for n in listed.split(",") if n.strip())
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _seconds(variable: str, value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise SettingsError(f"{variable}={value!r}: use a positive number of seconds")
+    return seconds
 
 
 class SettingsError(ValueError):
