@@ -1,35 +1,95 @@
 """The catalog: every server bassi knows, connected once, with one registry and one index.
 
-This is the facade the app, the agent bridge and ``bassi tools`` share. Starting it registers
-every server at once (so the UI can show them all while they connect) and connects them
-concurrently in the background; a slow or broken server delays only itself. The registry
-and the search index follow each server as it connects, fails, or is reconnected, and each
-connected server's tool schemas are compiled in the background for checking calls (see
-``bassi.core.validation``), the invalid ones noted in the registry.
+This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` share. Starting
+it registers every server at once (so the UI can show them all while they connect) and
+connects them concurrently in the background; a slow or broken server delays only itself.
+The registry and the search index follow each server as it connects, fails, is reconnected,
+disabled or enabled, and whenever it announces that its tools, prompts or resources changed.
+
+It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
+this session or for good, sign in and out. What needs a person (a sign-in's browser step, a
+server's elicitation) goes through handlers the UI or the shell installs; the core never
+opens a window itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mcp import types
 
-from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec, error_result
-from bassi.core.mcp_config import ConfigProblem, ServerConfig, load_mcp_config
+from bassi.core.connections import (
+    ElicitationHandler,
+    InProcessServer,
+    OfferError,
+    ServerConnection,
+    ServerSpec,
+    error_result,
+)
+from bassi.core.mcp_config import (
+    ConfigProblem,
+    HttpServerConfig,
+    ServerConfig,
+    load_mcp_config,
+)
+from bassi.core.oauth import OAuth, OpenUrl
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
-from bassi.core.secrets import mask_in_log
+from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
 from bassi.core.validation import SchemaChecks
 
 ShippedFactory = Callable[[Path], Any]
 """Project directory -> a fresh ``mcp.server.Server`` (or ``MCPServer``) to run in process."""
+RESULTS_KEPT = 200
+"""Results of recent calls kept for the UI to show in full (structured content, blocks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    """A running call reported progress (``notifications/progress``)."""
+
+    call_id: str
+    """The CLI's tool-use id of the call, so the UI finds its block."""
+    server: str
+    tool: str
+    progress: float
+    total: float | None
+    message: str | None
+
+
+class CallWatch:
+    """Progress of running calls and the full results of finished ones, by tool-use id.
+
+    The model gets a tool's result through the CLI, which flattens it; the UI wants the
+    original (structured content, images, resources), so the catalog keeps it here."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Callable[[CallProgress], None]] = []
+        self._results: OrderedDict[str, types.CallToolResult] = OrderedDict()
+
+    def subscribe(self, listener: Callable[[CallProgress], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def progress(self, update: CallProgress) -> None:
+        for listener in list(self._listeners):
+            listener(update)
+
+    def finished(self, call_id: str, result: types.CallToolResult) -> None:
+        self._results[call_id] = result
+        while len(self._results) > RESULTS_KEPT:
+            self._results.popitem(last=False)
+
+    def result(self, call_id: str) -> types.CallToolResult | None:
+        return self._results.get(call_id)
 
 
 class Catalog:
@@ -73,30 +133,66 @@ class Catalog:
                 mask_in_log(server.expanded)
         self._connections: dict[str, ServerConnection] = {}
         self._started = False
+        self.oauth = OAuth(settings.config_dir)
+        self.memory = ServerMemory.load(settings.state_dir)
+        self.calls = CallWatch()
+        self.elicitation_handler: ElicitationHandler | None = None
+        """Installed by whoever can ask the person (the app); without one, servers that ask
+        for input are told no."""
 
     def config_for(self, server: str) -> ServerConfig | None:
         """The ``.mcp.json`` entry of an external server (None for bassi's own)."""
         return self._external.get(server)
 
-    async def start(self) -> None:
-        """Register every server and start connecting them; returns without waiting."""
+    async def start(self, *, skip_known_failures: bool = False) -> None:
+        """Register every server and start connecting them; returns without waiting.
+        With ``skip_known_failures`` a server whose last start failed with the same command
+        or URL is shown as failed with that reason, and not started (``bassi mcp list``)."""
         if self._started:
             raise RuntimeError("the catalog was already started")
         self._started = True
-        for name, factory in self._shipped.items():
-            spec = InProcessServer(name, partial(factory, self.settings.project_dir))
-            self.registry.add_server(name, Origin.IN_PROCESS, target=spec.display_target)
-            self._connect(spec)
+        for name in self._shipped:
+            self.registry.add_server(name, Origin.IN_PROCESS, target="in-process")
+            if name not in self.memory.disabled:
+                self._connect(self._spec(name))
+            else:
+                self.registry.set_status(name, ServerStatus.DISABLED)
         for name, config in self._external.items():
-            self.registry.add_server(
+            self._register(name, config, skip_known_failures=skip_known_failures)
+
+    def _register(self, name: str, config: ServerConfig, *, skip_known_failures: bool) -> None:
+        disabled = config.disabled or name in self.memory.disabled
+        self.registry.add_server(
+            name,
+            Origin.EXTERNAL,
+            target=config.target,
+            always_load=config.always_load,
+            status=ServerStatus.DISABLED if disabled else ServerStatus.CONNECTING,
+        )
+        if disabled:
+            return
+        known = self.memory.known_failure(name, config.target) if skip_known_failures else None
+        if known is not None:
+            self.registry.set_status(name, ServerStatus.FAILED, known.error)
+            return
+        self._connect(config)
+
+    def _spec(self, name: str) -> ServerSpec:
+        factory = self._shipped.get(name)
+        if factory is not None:
+            return InProcessServer(
                 name,
-                Origin.EXTERNAL,
-                target=config.display_target,
-                always_load=config.always_load,
-                status=ServerStatus.DISABLED if config.disabled else ServerStatus.CONNECTING,
+                partial(factory, self.settings.project_dir),
+                tool_timeout=self.settings.tool_timeout,
             )
-            if not config.disabled:
-                self._connect(config)
+        config = self._external.get(name)
+        if config is None:
+            raise KeyError(f"unknown server '{name}'")
+        return config
+
+    def connection(self, server: str) -> ServerConnection | None:
+        """The live connection of a server (None when it is disabled or unknown)."""
+        return self._connections.get(server)
 
     async def wait_ready(
         self,
@@ -121,18 +217,51 @@ class Catalog:
         tool: str,
         arguments: Mapping[str, Any],
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 (sent as the request's own timeout)
+        timeout: float | None = None,  # noqa: ASYNC109 (the call's own deadline)
+        call_id: str | None = None,
     ) -> types.CallToolResult:
         """Forward a call over the server's open session. The server's result comes back as
         it was sent (error results included); a server that is unknown, disabled, down,
-        dies during the call or does not answer within ``timeout`` gives an error result
-        saying so, and one that died is marked failed."""
+        dies during the call or does not answer within ``timeout`` (default: the server's
+        ``toolTimeout``, else ``BASSI_TOOL_TIMEOUT``) gives an error result saying so, and
+        one that died is marked failed. ``call_id`` (the CLI's tool-use id) files the call's
+        progress and result in ``calls``."""
         connection = self._connections.get(server)
-        if connection is not None:
-            return await connection.call_tool(tool, arguments, timeout=timeout)
-        if server in self._external or server in self._shipped:
-            return error_result(f"server '{server}' is disabled")
-        return error_result(f"unknown server '{server}'")
+        if connection is None:
+            if server in self._external or server in self._shipped:
+                return error_result(f"server '{server}' is disabled")
+            return error_result(f"unknown server '{server}'")
+        if timeout is None:
+            timeout = connection.spec.tool_timeout or self.settings.tool_timeout
+
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            if call_id is not None:
+                self.calls.progress(CallProgress(call_id, server, tool, value, total, message))
+
+        result = await connection.call_tool(tool, arguments, timeout=timeout, progress=progress)
+        if call_id is not None:
+            self.calls.finished(call_id, result)
+        return result
+
+    def cancel_calls(self) -> int:
+        """Cancel every external call in flight (the user interrupted); returns how many."""
+        return sum(c.cancel_calls() for c in self._connections.values())
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str]
+    ) -> types.GetPromptResult:
+        """A prompt rendered by its server. Raises OfferError."""
+        return await self._live(server).get_prompt(name, arguments)
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        """A resource's contents. Raises OfferError."""
+        return await self._live(server).read_resource(uri)
+
+    def _live(self, server: str) -> ServerConnection:
+        connection = self._connections.get(server)
+        if connection is None:
+            raise OfferError(f"server '{server}' is not connected")
+        return connection
 
     async def check_arguments(
         self, server: str, tool: str, arguments: Mapping[str, Any]
@@ -150,16 +279,79 @@ class Catalog:
         return refused
 
     async def reconnect(self, server: str) -> None:
-        """Stop the server if it runs and connect again, in the background (a disabled
-        server is started). Its tools stay listed, unavailable, until it is back."""
-        connection = self._connections.get(server)
+        """Re-read the servers file, stop the server if it runs and connect again, in the
+        background (a disabled server is started, for this session). Its tools stay
+        listed, unavailable, until it is back."""
+        self.reload_config()
+        spec = self._spec(server)
+        connection = self._connections.pop(server, None)
         if connection is not None:
-            await connection.reconnect()
-            return
+            await connection.close()
+        self._connect(spec)
+
+    def reload_config(self) -> list[str]:
+        """Read ``.mcp.json`` again: changed entries apply at their next (re)connect, new
+        servers are registered and started. Returns the names of the new servers."""
+        config = load_mcp_config(
+            self.settings.mcp_config_path,
+            self.settings.env,
+            project_dir=self.settings.project_dir,
+            required=self.settings.mcp_config is not None,
+        )
+        self.problems = list(config.problems)
+        added = []
+        for name, server in config.servers.items():
+            if name in self._shipped:
+                continue
+            known = name in self._external
+            self._external[name] = server
+            if not known:
+                added.append(name)
+                if self._started:
+                    self._register(name, server, skip_known_failures=False)
+        return added
+
+    async def disable(self, server: str, *, for_good: bool = False) -> None:
+        """Stop the server and take its tools, prompts and resources out of the catalog, the
+        index and the model's view. ``for_good`` remembers it for this project."""
+        self._spec(server)
+        connection = self._connections.pop(server, None)
+        if connection is not None:
+            await connection.close()
+        if for_good:
+            self.memory.set_disabled(server, True)
+        self.index.remove_server(server)
+        self.registry.forget_offers(server)
+        self.registry.set_status(server, ServerStatus.DISABLED)
+
+    async def enable(self, server: str, *, for_good: bool = False) -> None:
+        """Start a disabled server. ``for_good`` also forgets a lasting "disabled"."""
+        if for_good:
+            self.memory.set_disabled(server, False)
+        if server not in self._connections:
+            await self.reconnect(server)
+
+    def http_config(self, server: str) -> HttpServerConfig:
         config = self._external.get(server)
-        if config is None:
-            raise KeyError(f"unknown server '{server}'")
-        self._connect(config)
+        if not isinstance(config, HttpServerConfig):
+            raise ValueError(
+                f"server '{server}' is not an HTTP server: there is nothing to sign in to"
+            )
+        return config
+
+    async def sign_in(self, server: str, open_url: OpenUrl) -> None:
+        """The browser sign-in for an HTTP server, then a reconnect with the new tokens.
+        Raises SignInError (or ValueError for a server that is not HTTP)."""
+        self.reload_config()
+        await self.oauth.sign_in(self.http_config(server), open_url)
+        await self.reconnect(server)
+
+    async def sign_out(self, server: str) -> bool:
+        """Forget the server's tokens and reconnect without them. True if it was signed in."""
+        had = self.oauth.sign_out(self.http_config(server))
+        if server in self._connections:
+            await self.reconnect(server)
+        return had
 
     async def close(self) -> None:
         """Close every session and stop every server process."""
@@ -179,14 +371,24 @@ class Catalog:
             env=self.settings.env,
             project_dir=self.settings.project_dir,
             on_change=self._connection_changed,
+            elicitation=lambda: self.elicitation_handler,
+            auth=self.oauth.auth_for,
+            install_timeout=self.settings.install_timeout,
         )
         self._connections[spec.name] = connection
         connection.start()
 
     def _connection_changed(self, connection: ServerConnection) -> None:
         name = connection.name
+        if self._connections.get(name) is not connection:
+            return  # a connection being replaced (reconnect) or dropped (disable)
+        ended = connection.status in (ServerStatus.FAILED, ServerStatus.CONNECTED)
+        if ended and isinstance(connection.spec, ServerConfig):
+            self.memory.record(name, connection.spec.target, connection.error)
         if connection.status is not ServerStatus.CONNECTED:
-            self.registry.set_status(name, connection.status, connection.error)
+            self.registry.set_status(
+                name, connection.status, connection.error, detail=connection.detail
+            )
             return
         origin = self.registry.server(name).origin
         tools = [
@@ -197,26 +399,11 @@ class Catalog:
         ]
         # The index first, so whoever the registry notifies can already search the tools.
         self.index.update_server(name, tools)
-        self.registry.set_tools(name, tools)
-        self._check_schemas(name, tools)
-
-    def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
-        """Compile the schemas in the background; the registry hears of invalid ones as
-        soon as they are known (from an earlier connection at once, else when compiled)."""
-        loop = asyncio.get_running_loop()
-
-        def compiled() -> None:
-            with contextlib.suppress(RuntimeError):  # the app closed its loop meanwhile
-                loop.call_soon_threadsafe(self._note_schema_problems, server)
-
-        self._note_schema_problems(server)
-        self.schemas.compile_soon(tools, compiled)
-
-    def _note_schema_problems(self, server: str) -> None:
-        entry = self.registry.server(server)
-        problems = {
-            tool.name: compiled.problem
-            for tool in entry.tools
-            if (compiled := self.schemas.known(tool)) is not None and compiled.problem
-        }
-        self.registry.set_schema_problems(server, problems)
+        self.registry.set_tools(
+            name,
+            tools,
+            prompts=connection.prompts,
+            resources=connection.resources,
+            templates=connection.templates,
+            warnings=connection.warnings,
+        )

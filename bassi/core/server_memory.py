@@ -1,0 +1,95 @@
+"""What bassi remembers about a project's servers between runs, in ``.bassi/servers.json``:
+the servers the person disabled for good, and how each server's last start ended.
+
+The last failure lets ``bassi mcp list`` answer at once about a server that is known to be
+broken (same command or URL as when it failed) instead of waiting for it to fail again. It
+grants nothing, so it lives with the project's other harmless state.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bassi.core.state import write_json_atomic
+
+logger = logging.getLogger(__name__)
+
+SERVERS_FILE = "servers.json"
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFailure:
+    error: str
+    target: str
+    """The command line or URL that failed; a changed entry is tried again."""
+    at: float
+
+
+@dataclass
+class ServerMemory:
+    path: Path
+    disabled: set[str] = field(default_factory=set)
+    failures: dict[str, KnownFailure] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, state_dir: Path) -> ServerMemory:
+        memory = cls(state_dir / SERVERS_FILE)
+        try:
+            data = json.loads(memory.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return memory
+        if not isinstance(data, dict):
+            return memory
+        disabled = data.get("disabled")
+        if isinstance(disabled, list):
+            memory.disabled = {d for d in disabled if isinstance(d, str)}
+        failures = data.get("failures")
+        if isinstance(failures, dict):
+            for name, record in failures.items():
+                if isinstance(record, dict) and isinstance(record.get("error"), str):
+                    memory.failures[name] = KnownFailure(
+                        record["error"],
+                        str(record.get("target", "")),
+                        float(record.get("at") or 0),
+                    )
+        return memory
+
+    def known_failure(self, name: str, target: str) -> KnownFailure | None:
+        failure = self.failures.get(name)
+        return failure if failure is not None and failure.target == target else None
+
+    def set_disabled(self, name: str, disabled: bool) -> None:
+        if (name in self.disabled) == disabled:
+            return
+        if disabled:
+            self.disabled.add(name)
+        else:
+            self.disabled.discard(name)
+        self._save()
+
+    def record(self, name: str, target: str, error: str | None) -> None:
+        """A start ended: failed with ``error``, or worked (None)."""
+        if error is None:
+            if self.failures.pop(name, None) is not None:
+                self._save()
+            return
+        self.failures[name] = KnownFailure(error, target, time.time())
+        self._save()
+
+    def _save(self) -> None:
+        data: dict[str, Any] = {
+            "disabled": sorted(self.disabled),
+            "failures": {
+                name: {"error": f.error, "target": f.target, "at": f.at}
+                for name, f in sorted(self.failures.items())
+            },
+        }
+        try:
+            write_json_atomic(self.path, data)
+        except OSError as exc:
+            logger.warning("could not save %s: %s", self.path, exc)
