@@ -40,9 +40,12 @@ class ToolCaller(Protocol):
     ) -> types.CallToolResult | None: ...
 
     async def call_tool(
-        self, server: str, tool: str, arguments: dict[str, Any]
+        self, server: str, tool: str, arguments: dict[str, Any], *, call_id: str | None = None
     ) -> types.CallToolResult: ...
 
+
+TOOL_USE_ID = "claudecode/toolUseId"
+"""The ``_meta`` key under which the CLI tells an MCP server which tool use a call is."""
 
 Refusal = Callable[[str], str | None]
 """For a qualified tool name: the message the model gets instead of a run, or None to run."""
@@ -84,6 +87,13 @@ def mcp_tool(tool: ToolInfo) -> types.Tool:
     )
 
 
+def tool_use_id(params: types.CallToolRequestParams) -> str | None:
+    """The CLI's id of the tool use this call serves, so progress and the full result can be
+    shown in that call's block."""
+    value = (params.meta or {}).get(TOOL_USE_ID)
+    return value if isinstance(value, str) else None
+
+
 def proxy_server(
     name: str,
     exposure: ToolExposure,
@@ -107,7 +117,9 @@ def proxy_server(
             if (invalid := await catalog.check_arguments(name, params.name, arguments)) is not None:
                 return invalid
             try:
-                return unmarked(await catalog.call_tool(name, params.name, arguments))
+                return await catalog.call_tool(
+                    name, params.name, params.arguments or {}, call_id=tool_use_id(params)
+                )
             except asyncio.CancelledError:
                 raise
             except TimeoutError:

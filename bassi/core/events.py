@@ -42,15 +42,29 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True)
+class ContentBlock:
+    """One non-text part of a tool result, described rather than dumped: what it is and
+    how big, since a terminal cannot show an image or a binary resource."""
+
+    kind: str
+    """``image``, ``audio``, ``resource`` (embedded) or ``resource_link``."""
+    mime_type: str = ""
+    size: int | None = None
+    """Bytes of the decoded data, when the block carries data."""
+    uri: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class ToolCallFinished:
     """The result the model got back for tool call ``id`` (a refusal counts, as an error)."""
 
     id: str
     text: str
     is_error: bool
-    refused: str | None = None
-    """Why bassi refused the call before it reached the server (its arguments broke the
-    tool's schema), in one line; None for a call that ran, or failed on its own."""
+    structured: Any = None
+    """The server's ``structuredContent`` (external tools), to show as a table or JSON."""
+    blocks: tuple[ContentBlock, ...] = ()
 
 
 @dataclass(frozen=True)

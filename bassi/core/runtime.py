@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,19 @@ from mcp.server import Server
 
 from bassi.core.bridge import CallTracker, proxy_config
 from bassi.core.catalog import Catalog
-from bassi.core.events import AgentEvent
+from bassi.core.connections import ElicitationHandler, OfferError
+from bassi.core.events import AgentEvent, ToolCallFinished
 from bassi.core.exposure import USER_CHOSEN, Exposure, ToolExposure
 from bassi.core.history import EXCHANGES_SHOWN, History, load_history
 from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS, MetaTools
+from bassi.core.offer_text import (
+    ResourceReference,
+    attachment,
+    describe_blocks,
+    prompt_text,
+    resource_references,
+)
+from bassi.core.offers import PromptInfo
 from bassi.core.permissions import (
     PermissionRules,
     Verdict,
@@ -81,6 +90,17 @@ class ApprovalRequest:
 ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 
 
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """A message with the resources it named (``@server:uri``) read and attached."""
+
+    text: str
+    """What the agent gets: the message, then one block per resource."""
+    references: list[ResourceReference] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """References that could not be read, and why (the message goes without them)."""
+
+
 class Runtime:
     def __init__(self, settings: Settings, *, shipped: ShippedServers | None = None) -> None:
         self.settings = settings
@@ -112,6 +132,15 @@ class Runtime:
         self._lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._unsubscribe = registry.subscribe(lambda _server: self._sync_soon())
+
+    @property
+    def elicitation_handler(self) -> ElicitationHandler | None:
+        """Asks the person when a server wants input (the app's modal)."""
+        return self.catalog.elicitation_handler
+
+    @elicitation_handler.setter
+    def elicitation_handler(self, handler: ElicitationHandler | None) -> None:
+        self.catalog.elicitation_handler = handler
 
     @property
     def warnings(self) -> list[str]:
@@ -166,6 +195,39 @@ class Runtime:
         meta = len(TOOLS) if summary.mode is ToolsMode.PROGRESSIVE else 0
         return Exposure(summary.exposed + meta, summary.pinned, summary.mode)
 
+    # Prompts and resources
+
+    def prompts(self) -> list[PromptInfo]:
+        """The prompts of every connected server, usable as ``/mcp__<server>__<prompt>``."""
+        return self.catalog.registry.prompts()
+
+    def find_prompt(self, command: str) -> PromptInfo | None:
+        """The prompt a slash command (without the slash) names, if any."""
+        return next((p for p in self.prompts() if p.command == command), None)
+
+    async def render_prompt(self, prompt: PromptInfo, arguments: Mapping[str, str]) -> str:
+        """The prompt's messages as the text of the message to send. Raises OfferError."""
+        result = await self.catalog.get_prompt(prompt.server, prompt.name, arguments)
+        text = prompt_text(result)
+        if not text.strip():
+            raise OfferError(f"the prompt {prompt.command} rendered no text")
+        return text
+
+    async def attach_resources(self, message: str) -> Attached:
+        """Read every resource the message names as ``@server:uri`` and attach it."""
+        registry = self.catalog.registry
+        references = resource_references(message, registry.resources(), registry.templates())
+        blocks, problems = [], []
+        for reference in references:
+            try:
+                result = await self.catalog.read_resource(reference.server, reference.uri)
+            except OfferError as exc:
+                problems.append(f"{reference.text}: {exc}")
+                continue
+            blocks.append(attachment(reference, result))
+        attached = [r for r in references if not any(p.startswith(r.text) for p in problems)]
+        return Attached("\n\n".join([message, *blocks]), attached, problems)
+
     # Conversation
 
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
@@ -174,11 +236,26 @@ class Runtime:
         self._in_turn = True
         try:
             async for event in session.send(text):
+                if isinstance(event, ToolCallFinished):
+                    event = self._with_full_result(event)
                 yield event
         finally:
             self._in_turn = False
 
+    def _with_full_result(self, event: ToolCallFinished) -> ToolCallFinished:
+        """The CLI flattens a tool's result for the model; the server's own result (kept
+        by the catalog) adds its structured content and what its other blocks are."""
+        result = self.catalog.calls.result(event.id)
+        if result is None:
+            return event
+        return replace(
+            event, structured=result.structured_content, blocks=describe_blocks(result.content)
+        )
+
     async def interrupt(self) -> None:
+        """Stop the turn. External calls in flight are cancelled at once (their servers get
+        ``notifications/cancelled``), whether or not the CLI forwards the interrupt."""
+        self.catalog.cancel_calls()
         if self._session is not None:
             await self._session.interrupt()
 
