@@ -201,6 +201,7 @@ class ServerConnection:
         self._modern = False
         self._step = "starting"
         self._installing = False
+        self._budget = self.timeout
         self._process: ServerProcess | None = None
         self._http_status: str | None = None
         self._http_code: int | None = None
@@ -431,6 +432,7 @@ class ServerConnection:
             budget = max(budget, self._install_timeout)
             status = ServerStatus.INSTALLING if run.runner == "npx" else ServerStatus.CONNECTING
             self._set(status, None, f"installing {run.package} with {run.runner}")
+        self._budget = budget
         self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + budget)
         self._wake = anyio.Event()
         self._transport_ended = False
@@ -460,7 +462,7 @@ class ServerConnection:
             self._set(ServerStatus.FAILED, ended)
             return None
         if outcome is None and scope.cancelled_caught:
-            outcome = _Outcome(self._timeout_reason(budget))
+            outcome = _Outcome(self._timeout_reason(self._budget))
         return outcome
 
     async def _connect_and_serve(self, scope: anyio.CancelScope) -> str:
@@ -512,6 +514,7 @@ class ServerConnection:
         if not self._installing:
             return
         self._installing = False
+        self._budget = self.timeout
         scope.deadline = min(scope.deadline, anyio.current_time() + self.timeout)
         if self.status is ServerStatus.INSTALLING or self.detail:
             self._set(ServerStatus.CONNECTING, None)
