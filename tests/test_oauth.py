@@ -133,7 +133,7 @@ async def test_a_browser_that_never_comes_back_ends_the_sign_in_with_a_reason(
     async def nobody_there(url: str) -> None:
         opened.append(url)
 
-    with pytest.raises(SignInError, match="no answer from the browser within 0.5 s"):
+    with pytest.raises(SignInError, match=r"no answer from the browser within 0\.5 s"):
         await catalog.oauth.sign_in(catalog.http_config("secure"), nobody_there, wait=0.5)
     assert len(opened) == 1
     assert catalog.registry.server("secure").status is ServerStatus.NEEDS_AUTH
