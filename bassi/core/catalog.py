@@ -32,6 +32,7 @@ from bassi.core.connections import (
     ServerSpec,
     error_result,
 )
+from bassi.core.masking import display_target
 from bassi.core.mcp_config import (
     ConfigProblem,
     HttpServerConfig,
@@ -144,21 +145,36 @@ class Catalog:
         """The ``.mcp.json`` entry of an external server (None for bassi's own)."""
         return self._external.get(server)
 
-    async def start(self, *, skip_known_failures: bool = False) -> None:
-        """Register every server and start connecting them; returns without waiting.
-        With ``skip_known_failures`` a server whose last start failed with the same command
-        or URL is shown as failed with that reason, and not started (``bassi mcp list``)."""
+    async def start(
+        self, *, skip_known_failures: bool = False, only: set[str] | None = None
+    ) -> None:
+        """Register every server (or those in ``only``) and start connecting them; returns
+        without waiting. With ``skip_known_failures`` a server whose last start failed with
+        the same command or URL is shown as failed with that reason, and not started
+        (``bassi mcp list``)."""
         if self._started:
             raise RuntimeError("the catalog was already started")
         self._started = True
         for name in self._shipped:
+            if only is not None and name not in only:
+                continue
             self.registry.add_server(name, Origin.IN_PROCESS, target="in-process")
             if name not in self.memory.disabled:
                 self._connect(self._spec(name))
             else:
                 self.registry.set_status(name, ServerStatus.DISABLED)
         for name, config in self._external.items():
-            self._register(name, config, skip_known_failures=skip_known_failures)
+            if only is None or name in only:
+                self._register(name, config, skip_known_failures=skip_known_failures)
+
+    def server_names(self) -> list[str]:
+        """bassi's own servers, then those of ``.mcp.json``."""
+        return [*self._shipped, *self._external]
+
+    def display_target(self, server: str) -> str:
+        """Where the server runs, with secrets masked: safe to show and to log."""
+        config = self._external.get(server)
+        return "in-process" if config is None else display_target(config)
 
     def _register(self, name: str, config: ServerConfig, *, skip_known_failures: bool) -> None:
         disabled = config.disabled or name in self.memory.disabled

@@ -3,7 +3,8 @@ template, a tool that asks the user (elicitation), one that reports progress, on
 structured content, one with an image, one that waits until it is cancelled, and one that adds
 a tool, a prompt and a resource and announces the changes.
 
-``--modern`` serves only the 2026-07-28 revision (it refuses ``initialize``), as a server
+Unknown arguments are ignored (a test passes a secret-looking one). ``--modern`` serves
+only the 2026-07-28 revision (it refuses ``initialize``), as a server
 written for that revision would. ``--record PATH`` appends what happened to PATH (the tests
 read it: a cancellation, for one)."""
 
@@ -141,7 +142,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--modern", action="store_true")
     parser.add_argument("--record")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()
     RECORD = Path(args.record) if args.record else None
     MODERN = args.modern
     if args.modern:
