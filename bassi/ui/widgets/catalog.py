@@ -31,9 +31,12 @@ PREVIEW_TOOLS = 8
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS = {
     ServerStatus.CONNECTED: ("●", "$text-success"),
+    ServerStatus.NEEDS_AUTH: ("⚿", "$text-warning"),
     ServerStatus.FAILED: ("✗", "$text-error"),
     ServerStatus.DISABLED: ("○", "$foreground-muted"),
 }
+_UNKNOWN_ICON = ("?", "$foreground-muted")
+"""A status this widget has no look for yet (one added later) still shows, by its name."""
 
 
 class ServerGroup(Vertical):
@@ -54,6 +57,7 @@ class ServerGroup(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(classes="server-header")
         yield Static(classes="server-error")
+        yield Static(classes="server-warnings")
         yield Static(classes="server-tools")
         yield Static(classes="server-schema-problems")
 
@@ -81,7 +85,7 @@ class ServerGroup(Vertical):
             self._refresh_parts()
 
     def watch_frame(self) -> None:
-        if self.entry.status is ServerStatus.CONNECTING and self.is_mounted:
+        if self.entry.status.starting and self.is_mounted:
             self.query_one(".server-header", Static).update(self._header())
 
     def _refresh_parts(self) -> None:
@@ -91,6 +95,12 @@ class ServerGroup(Vertical):
         error = self.query_one(".server-error", Static)
         error.display = bool(entry.status is ServerStatus.FAILED and entry.error)
         error.update(plain(entry.error or "", max_chars=600))
+        notes = [f"⚠ {w}" for w in entry.warnings]
+        if entry.status is ServerStatus.NEEDS_AUTH:
+            notes.insert(0, "sign in with /mcp (or: bassi mcp login " + entry.name + ")")
+        warning = self.query_one(".server-warnings", Static)
+        warning.display = bool(notes)
+        warning.update(plain("\n".join(notes), max_chars=1_000))
         tools = self.query_one(".server-tools", Static)
         tools.display = bool(entry.tools)
         tools.update(self._tool_names())
@@ -100,11 +110,11 @@ class ServerGroup(Vertical):
 
     def _header(self) -> Content:
         entry = self.entry
-        if entry.status is ServerStatus.CONNECTING:
+        if entry.status.starting:
             animated = self.app.animation_level != "none"
             icon, style = (SPINNER[self.frame % len(SPINNER)] if animated else "…"), "$text-warning"
         else:
-            icon, style = _ICONS[entry.status]
+            icon, style = _ICONS.get(entry.status, _UNKNOWN_ICON)
         parts: list[Content] = [
             Content.styled(icon, style),
             Content(" "),
@@ -112,12 +122,15 @@ class ServerGroup(Vertical):
         ]
         if entry.status is ServerStatus.CONNECTED:
             status = Content(counted(len(entry.tools), "tool"))
-        elif entry.status is ServerStatus.CONNECTING:
-            status = Content.styled("connecting…", "$text-warning")
+        elif entry.status.starting:
+            doing = plain_line(entry.detail, 90) if entry.detail else Content(entry.status.value)
+            status = (doing + Content("…")).stylize("$text-warning")
         elif entry.status is ServerStatus.FAILED:
             status = Content.styled("failed", "$text-error")
+        elif entry.status is ServerStatus.NEEDS_AUTH:
+            status = Content.styled("needs sign-in", "$text-warning")
         else:
-            status = Content.styled("disabled", "$foreground-muted")
+            status = Content.styled(entry.status.value, "$foreground-muted")
         parts += [Content("  "), status]
         where = "in-process" if entry.origin is Origin.IN_PROCESS else entry.target
         if where:
@@ -215,7 +228,7 @@ class CatalogView(Vertical):
             e.origin is Origin.EXTERNAL for e in entries
         )
         self.query_one(".catalog-total", Static).update(self._total(entries))
-        self._spin(any(e.status is ServerStatus.CONNECTING for e in entries))
+        self._spin(any(e.status.starting for e in entries))
 
     def _spin(self, connecting: bool) -> None:
         if connecting and self._spin_timer is None and self.app.animation_level != "none":
@@ -236,12 +249,10 @@ class CatalogView(Vertical):
                 "$foreground-muted",
             )
         tools = sum(len(e.tools) for e in entries if e.available)
-        order = (
+        order = [
             ServerStatus.CONNECTED,
-            ServerStatus.CONNECTING,
-            ServerStatus.FAILED,
-            ServerStatus.DISABLED,
-        )
+            *(s for s in ServerStatus if s is not ServerStatus.CONNECTED),
+        ]
         by_status = {s: sum(e.status is s for e in entries) for s in order}
         parts = [f"{counted(tools, 'tool')} available on {counted(len(entries), 'server')}"]
         parts += [f"{n} {s.value}" for s, n in by_status.items() if n]

@@ -64,8 +64,11 @@ class StatusBar(Widget):
             return Content.styled("no servers", "$foreground-muted")
         up = sum(e.status is ServerStatus.CONNECTED for e in entries)
         failed = sum(e.status is ServerStatus.FAILED for e in entries)
-        waiting = sum(e.status is ServerStatus.CONNECTING for e in entries)
-        style = "$text-error" if failed else "$text-warning" if waiting else "$text-success"
+        waiting = sum(e.status.starting for e in entries)
+        sign_in = sum(e.status is ServerStatus.NEEDS_AUTH for e in entries)
+        style = (
+            "$text-error" if failed else "$text-warning" if waiting or sign_in else "$text-success"
+        )
         health = Content.styled(f"servers {up}/{len(entries)}", style)
         if failed:
             health += Content.styled(
@@ -74,5 +77,10 @@ class StatusBar(Widget):
         elif waiting:
             health += Content.styled(
                 f", {waiting} starting" if compact else f" ({waiting} connecting)", "$text-warning"
+            )
+        if sign_in:
+            health += Content.styled(
+                f", {sign_in} sign-in" if compact else f" ({sign_in} need sign-in: /mcp)",
+                "$text-warning",
             )
         return health
