@@ -8,8 +8,11 @@ name actions, so the screen stays the one place that acts and this module stays 
 from __future__ import annotations
 
 import difflib
+import shlex
 from dataclasses import dataclass
 from enum import Enum
+
+from bassi.core.offers import PromptInfo
 
 
 class Argument(Enum):
@@ -57,6 +60,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "command_tool_unpin",
         Argument.REQUIRED,
     ),
+    SlashCommand(
+        "mcp",
+        "/mcp",
+        "MCP servers: status, errors; reconnect, enable/disable, sign in/out",
+        "command_mcp",
+    ),
     SlashCommand("cost", "/cost", "Tokens and cost of this session", "command_cost"),
     SlashCommand("resume", "/resume", "Pick a recent conversation to continue", "command_resume"),
     SlashCommand("clear", "/clear", "Clear the chat log", "command_clear"),
@@ -67,6 +76,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send the message or command"),
     ("up / down", "walk the input history"),
     ("tab", "accept the completion shown in grey; without one, move focus into the log"),
+    ("@server:uri", "in a message: attach that resource (Tab completes the listed ones)"),
     ("esc, ctrl+c", "interrupt the reply while it streams"),
     ("ctrl+p", "command palette: search tools, open their cards"),
     ("page up / down", "scroll the log (scrolled up, it stops following new output)"),
@@ -83,6 +93,42 @@ class Invocation:
 
 class CommandError(ValueError):
     """A line that starts with ``/`` but is not a valid command; the message says what to do."""
+
+
+PROMPT_PREFIX = "mcp__"
+"""Slash commands of MCP prompts: ``/mcp__<server>__<prompt>``, as in Claude Code."""
+
+
+def prompt_command(line: str) -> tuple[str, str] | None:
+    """``/mcp__srv__p a b`` -> ("mcp__srv__p", "a b"); None for any other line."""
+    head, _, rest = line.strip()[1:].partition(" ")
+    return (head, rest.strip()) if head.startswith(PROMPT_PREFIX) else None
+
+
+def prompt_arguments(prompt: PromptInfo, text: str) -> tuple[dict[str, str], list[str]]:
+    """The arguments typed after a prompt command: ``name=value`` pairs, or values in the
+    prompt's argument order (quote a value with spaces). Returns them and the names of the
+    required arguments still missing. Raises CommandError for text that does not parse."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise CommandError(f"Cannot read the arguments: {exc}") from None
+    names = [a.name for a in prompt.arguments]
+    values: dict[str, str] = {}
+    positional = iter(n for n in names)
+    for word in words:
+        name, equals, value = word.partition("=")
+        if equals and name in names:
+            values[name] = value
+            continue
+        slot = next((n for n in positional if n not in values), None)
+        if slot is None:
+            raise CommandError(
+                f"/{prompt.command} takes {len(names)} argument(s): {' '.join(names) or 'none'}"
+            )
+        values[slot] = word
+    missing = [a.name for a in prompt.arguments if a.required and a.name not in values]
+    return values, missing
 
 
 def is_command(line: str) -> bool:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 from collections.abc import Callable
 from typing import ClassVar
 
 from claude_agent_sdk import SDKSessionInfo
+from mcp import types
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -24,15 +26,31 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from bassi.core.catalog import CallProgress
+from bassi.core.connections import ElicitationRequest, OfferError
 from bassi.core.events import TextDelta
 from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
+from bassi.core.offers import PromptInfo
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
 from bassi.core.tools import ToolInfo
-from bassi.ui.commands import COMMANDS, KEYS, CommandError, Invocation, is_command, parse
+from bassi.ui.commands import (
+    COMMANDS,
+    KEYS,
+    CommandError,
+    Invocation,
+    is_command,
+    parse,
+    prompt_arguments,
+    prompt_command,
+)
+from bassi.ui.completion import Offers
 from bassi.ui.safe import plain, plain_line, plain_text
 from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.elicitation import ElicitationScreen
+from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.resume import ResumeScreen, session_title, when
+from bassi.ui.screens.servers import OpenUrl, ServerManagerScreen, open_in_browser
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.transcript import SessionTotals, Transcript, error_notice, replayed
 from bassi.ui.widgets.catalog import CatalogView
@@ -41,6 +59,7 @@ from bassi.ui.widgets.messages import Notice, UserMessage
 from bassi.ui.widgets.prompt import CompletionHint, PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.status_bar import StatusBar
+from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
 from bassi.ui.wording import counted
 
@@ -64,6 +83,9 @@ class ChatScreen(Screen[None]):
         self.runtime = runtime
         self.totals = SessionTotals()
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_calls: Callable[[], None] | None = None
+        self.open_url: OpenUrl = open_in_browser
+        """How a URL is shown to the person (sign-in, a server's request): the browser."""
 
     # --- layout --------------------------------------------------------------------------
 
@@ -73,6 +95,7 @@ class ChatScreen(Screen[None]):
             self.runtime.state.history,
             tools=self.runtime.catalog.registry.tools,
             pinned=self.runtime.pinned,
+            offers=self._offers,
             id="prompt",
         )
         yield CompletionHint(id="completion-hint")
@@ -82,7 +105,9 @@ class ChatScreen(Screen[None]):
     async def on_mount(self) -> None:
         registry = self.runtime.catalog.registry
         self._unsubscribe = registry.subscribe(self._registry_changed)
+        self._unsubscribe_calls = self.runtime.catalog.calls.subscribe(self._call_progress)
         self.runtime.approval_handler = self.ask_approval
+        self.runtime.elicitation_handler = self.ask_elicitation
         for warning in self.runtime.warnings:
             await self.log_widget.add(Notice(plain(warning), "warning"))
         await self.log_widget.add(self._catalog())
@@ -93,9 +118,20 @@ class ChatScreen(Screen[None]):
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self._unsubscribe_calls is not None:
+            self._unsubscribe_calls()
 
     def _registry_changed(self, _server: str) -> None:
         self.call_later(self.show_status)
+
+    def _offers(self) -> Offers:
+        registry = self.runtime.catalog.registry
+        return Offers(registry.prompts(), registry.resources(), registry.templates())
+
+    def _call_progress(self, update: CallProgress) -> None:
+        for block in self.query(ToolCallBlock):
+            if block.call_id == update.call_id:
+                block.show_progress(update.progress, update.total, update.message)
 
     @property
     def log_widget(self) -> ChatLog:
@@ -167,6 +203,9 @@ class ChatScreen(Screen[None]):
             self.send(line)
 
     async def run_command(self, line: str) -> None:
+        if (prompt_line := prompt_command(line)) is not None:
+            await self.run_prompt(*prompt_line)
+            return
         try:
             invocation = parse(line)
         except CommandError as exc:
@@ -186,7 +225,13 @@ class ChatScreen(Screen[None]):
         transcript = Transcript(self.log_widget, self.totals)
         self.streaming = True
         try:
-            async for event in self.runtime.send(text):
+            attached = await self.runtime.attach_resources(text)
+            if attached.references:
+                names = ", ".join(r.text for r in attached.references)
+                await self.log_widget.add(Notice(plain(f"Attached {names}.")))
+            for problem in attached.problems:
+                await self.log_widget.add(Notice(plain(f"Not attached: {problem}"), "warning"))
+            async for event in self.runtime.send(attached.text):
                 await transcript.show(event)
                 if not isinstance(event, TextDelta):
                     # Text changes no figure; the rest may (totals, tools the agent loaded),
@@ -251,6 +296,61 @@ class ChatScreen(Screen[None]):
         self.show_status()
         return decision
 
+    async def ask_elicitation(self, request: ElicitationRequest) -> types.ElicitResult:
+        """The runtime's elicitation handler: a server asks the person; a modal answers."""
+        answer: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
+
+        def done(result: types.ElicitResult | None) -> None:
+            if not answer.done():
+                answer.set_result(result or types.ElicitResult(action="cancel"))
+
+        await self.app.push_screen(ElicitationScreen(request, self.open_url), callback=done)
+        return await answer
+
+    # --- MCP prompts ---------------------------------------------------------------------------
+
+    async def run_prompt(self, command: str, text: str) -> None:
+        """``/mcp__<server>__<prompt> args``: render the server's prompt and send it. Missing
+        required arguments (or any, when none were typed) are asked for in a form."""
+        prompt = self.runtime.find_prompt(command)
+        if prompt is None:
+            known = [p.command for p in self.runtime.prompts()]
+            close = difflib.get_close_matches(command, known, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join('/' + c for c in close)}?" if close else ""
+            await self.log_widget.add(
+                Notice(plain(f"No MCP prompt /{command}.{hint} /help lists them."), "error")
+            )
+            return
+        try:
+            values, missing = prompt_arguments(prompt, text)
+        except CommandError as exc:
+            await self.log_widget.add(Notice(plain(str(exc)), "error"))
+            return
+        if missing or (prompt.arguments and not text):
+            self.app.push_screen(
+                PromptFormScreen(prompt, values),
+                callback=lambda chosen: self._prompt_chosen(prompt, chosen),
+            )
+            return
+        self.send_prompt(prompt, values)
+
+    def _prompt_chosen(self, prompt: PromptInfo, values: dict[str, str] | None) -> None:
+        if values is not None:
+            self.send_prompt(prompt, values)
+
+    @work(group="prompt", exclusive=True, exit_on_error=False)
+    async def send_prompt(self, prompt: PromptInfo, values: dict[str, str]) -> None:
+        if self.streaming:
+            self.notify("A reply is still streaming: wait for it, or press Esc to interrupt.")
+            return
+        try:
+            text = await self.runtime.render_prompt(prompt, values)
+        except OfferError as exc:
+            await self.log_widget.add(Notice(plain(f"/{prompt.command} failed: {exc}"), "error"))
+            return
+        await self.log_widget.add(Notice(plain(f"Prompt /{prompt.command} from {prompt.server}:")))
+        self.send(text)
+
     # --- slash commands -------------------------------------------------------------------------
 
     async def command_help(self, _argument: str) -> None:
@@ -259,6 +359,15 @@ class ChatScreen(Screen[None]):
         table.add_column()
         for command in COMMANDS:
             table.add_row(command.usage, command.summary)
+        prompts = self.runtime.prompts()
+        if prompts:
+            table.add_row("", "")
+            table.add_row("MCP prompts", "")
+        for prompt in prompts:
+            usage = f"/{prompt.command}" + "".join(
+                f" <{a.name}>" if a.required else f" [{a.name}]" for a in prompt.arguments
+            )
+            table.add_row(plain_text(usage, max_chars=100), plain_text(prompt.description[:100]))
         table.add_row("", "")
         for keys, what in KEYS:
             table.add_row(keys, what)
@@ -351,6 +460,9 @@ class ChatScreen(Screen[None]):
 
     def _is_pinned(self, tool: ToolInfo) -> bool:
         return tool.qualified_name in self.runtime.state.pins
+
+    async def command_mcp(self, _argument: str) -> None:
+        await self.app.push_screen(ServerManagerScreen(self.runtime.catalog, self.open_url))
 
     async def command_cost(self, _argument: str) -> None:
         t = self.totals

@@ -1,4 +1,5 @@
-"""The input line: history on Up/Down, completion of commands and tool names on Tab."""
+"""The input line: history on Up/Down, completion of commands, tool names, prompts and
+``@`` resources on Tab."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from textual.content import Content
 from textual.widgets import Input, Static
 
 from bassi.core.tools import ToolInfo
-from bassi.ui.completion import InputSuggester, completions
+from bassi.ui.completion import InputSuggester, Offers, completions
 
 
 class PromptInput(Input):
@@ -29,22 +30,25 @@ class PromptInput(Input):
         tools: Callable[[], Iterable[ToolInfo]],
         pinned: Callable[[], Iterable[ToolInfo]],
         *,
+        offers: Callable[[], Offers] | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(
             placeholder="Message bassi, or /help",
-            suggester=InputSuggester(tools, pinned),
+            suggester=InputSuggester(tools, pinned, offers),
             select_on_focus=False,
             id=id,
         )
         self.history = history
         self._tools = tools
         self._pinned = pinned
+        self._offers = offers
         self._position = len(history)
         self._draft = ""
 
     def completions(self) -> list[str]:
-        return completions(self.value, self._tools(), self._pinned())
+        offers = self._offers() if self._offers is not None else None
+        return completions(self.value, self._tools(), self._pinned(), offers)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "complete":

@@ -1,9 +1,10 @@
 """A tool call in the conversation: which tool on which server, with what, and what came back.
 
 Arguments and results come from the model and from servers, so they are shown as plain text,
-and capped: a tool that returns megabytes must not stall the chat log. A call bassi refused
-before it ran (its arguments broke the tool's schema) reads "refused" with the reason, not
-"error": the tool did not fail, it never ran.
+and capped: a tool that returns megabytes must not stall the chat log. While the call runs,
+the server's progress notifications update the header; a finished call shows its structured
+content as a table (a list of records) or indented JSON, and says what its images and
+resources are (type, size) rather than dumping them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from bassi.core.events import ToolCallStarted
-from bassi.core.safe_text import clean
+from bassi.core.events import ContentBlock, ToolCallStarted
+from bassi.core.offer_text import block_label
+from bassi.core.safe_text import clean, one_line
 from bassi.ui.safe import plain, plain_line
 from bassi.ui.wording import counted
 
@@ -55,6 +57,36 @@ def preview(text: str) -> tuple[str, str]:
     return head, f"{len(text) - len(head):,} more characters" if cut else ""
 
 
+def structured_text(data: Any) -> str:
+    """Structured content made readable: a list of records (or an object holding one) as
+    an aligned table, anything else as indented JSON."""
+    rows = data
+    title = ""
+    if isinstance(data, Mapping) and len(data) == 1:
+        title, rows = next(iter(data.items()))
+    if isinstance(rows, list) and rows and all(isinstance(r, Mapping) for r in rows):
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        cells = [[one_line(_cell(r.get(c)), 60) for c in columns] for r in rows]
+        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+        table = "\n".join(line.rstrip() for line in lines)
+        return f"{title}:\n{table}" if title else table
+    try:
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(data)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 class ToolCallBlock(Vertical):
     """Compact by default; Enter or a click expands a long result."""
 
@@ -64,19 +96,35 @@ class ToolCallBlock(Vertical):
 
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, tool: str, server: str | None, arguments: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        tool: str,
+        server: str | None,
+        arguments: Mapping[str, Any],
+        call_id: str = "",
+    ) -> None:
         super().__init__(classes="tool-call -running")
         self.tool = tool
         self.server = server
         self.arguments = dict(arguments)
+        self.call_id = call_id
         self.result: str | None = None
         self.is_error = False
-        self.refused: str | None = None
+        self.progress: str = ""
 
     @classmethod
     def of(cls, call: ToolCallStarted) -> ToolCallBlock:
         """The block for a call as the agent made it (a non-MCP tool has no server)."""
-        return cls(call.tool or call.qualified_name, call.server, call.arguments)
+        return cls(call.tool or call.qualified_name, call.server, call.arguments, call.id)
+
+    def show_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """A progress notification from the server: "2/5 · copying files"."""
+        if self.result is not None:
+            return
+        amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        self.progress = f"{amount} · {one_line(message, 80)}" if message else amount
+        if self.is_mounted:
+            self.query_one(".tool-call-header", Static).update(self._header())
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="tool-call-header")
@@ -86,9 +134,18 @@ class ToolCallBlock(Vertical):
         yield arguments
         yield Static(classes="tool-call-result")
 
-    def finish(self, text: str, is_error: bool, refused: str | None = None) -> None:
-        """Show the result; ``refused`` is the reason when bassi refused the call."""
-        self.result = clean(text, max_chars=EXPANDED_CHARS)
+    def finish(
+        self,
+        text: str,
+        is_error: bool,
+        structured: Any = None,
+        blocks: tuple[ContentBlock, ...] = (),
+    ) -> None:
+        parts = [text]
+        if structured is not None:
+            parts.append(structured_text(structured))
+        parts += [f"▣ {block_label(b)}" for b in blocks]
+        self.result = clean("\n".join(p for p in parts if p), max_chars=EXPANDED_CHARS)
         self.is_error = is_error
         self.refused = refused
         self.remove_class("-running")
@@ -116,10 +173,8 @@ class ToolCallBlock(Vertical):
     def _header(self) -> Content:
         if self.result is None:
             state = Content.styled("running…", "$text-warning")
-        elif self.refused is not None:
-            state = Content.styled("⊘ refused: ", "$text-warning bold") + plain_line(
-                self.refused, 160, "$text-warning"
-            )
+            if self.progress:
+                state = state + Content.styled(f" {self.progress}", "$text-warning")
         elif self.is_error:
             state = Content.styled("✗ error", "$text-error bold")
         else:
