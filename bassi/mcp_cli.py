@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import webbrowser
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
 from rich.text import Text
 
 from bassi.core.mcp_config import HttpServerConfig
@@ -29,19 +27,11 @@ from bassi.core.registry import ServerEntry, ServerStatus
 from bassi.core.safe_text import clean, one_line
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin
-from bassi.ui.wording import counted
+from bassi.tools_cli import _indented, _print_json, _print_problem
+from bassi.ui.wording import STATUS_STYLE, counted
 
 if TYPE_CHECKING:
     from bassi.core.catalog import Catalog
-
-STATUS_STYLE = {
-    ServerStatus.CONNECTED: "green",
-    ServerStatus.CONNECTING: "yellow",
-    ServerStatus.INSTALLING: "yellow",
-    ServerStatus.NEEDS_AUTH: "magenta",
-    ServerStatus.FAILED: "red",
-    ServerStatus.DISABLED: "dim",
-}
 
 
 def add_mcp_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,7 +63,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: 
 
     catalog = Catalog(settings)
     for problem in catalog.problems:
-        err.print(Text("warning: ", style="yellow bold") + Text(clean(str(problem))))
+        _print_problem(err, problem)
     command = args.mcp_command
     if command == "list":
         return await mcp_list(catalog, args.json, out)
@@ -252,13 +242,5 @@ def _block(catalog: Catalog, entry: ServerEntry, *, full: bool) -> RenderableTyp
                 parts.append(_indented(Text(label, "bold")))
                 for name, about in rows:
                     line = Text(one_line(name, 120)) + Text(f"  {one_line(about)}", "dim")
-                    parts.append(_indented(line, 4))
+                    parts.append(_indented(_indented(line)))
     return Group(*parts, Text(""))
-
-
-def _indented(renderable: RenderableType, width: int = 2) -> RenderableType:
-    return Padding(renderable, (0, 0, 0, width), expand=False)
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")

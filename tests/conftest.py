@@ -25,7 +25,12 @@ from pathlib import Path
 import pytest
 
 from bassi.core.settings import Settings
+from tests.oauth_fixtures import secure
 from tests.scripted_model import AUX_MODEL, ScriptedModel
+
+__all__ = ["secure"]
+"""Fixtures defined elsewhere, offered to every test: ``secure`` is an OAuth-protected MCP
+server with its authorization server on 127.0.0.1."""
 
 TEST_MODEL = "claude-sonnet-4-5"
 """The model the tests configure; the scripted model answers as whatever it is asked to be."""

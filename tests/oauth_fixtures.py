@@ -9,11 +9,13 @@ import asyncio
 import secrets
 import socket
 import time
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import httpx2
+import pytest
 import uvicorn
 from mcp.server.auth.provider import (
     AccessToken,
@@ -162,6 +164,15 @@ async def secure_server(token_lifetime: int = 3600) -> AsyncIterator[SecureServe
     finally:
         runner.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+async def secure() -> AsyncIterator[SecureServer]:
+    """The protected server (the library warns about settings it will change in 3.0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        async with secure_server() as server:
+            yield server
 
 
 class Browser:

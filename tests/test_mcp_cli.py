@@ -8,8 +8,6 @@ import asyncio
 import json
 import os
 import sys
-import warnings
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import pytest
 
 from bassi.core.masking import mask_args, mask_url
 from tests.discovery_fixtures import SERVERS, stdio_entry, write_config
-from tests.oauth_fixtures import SecureServer, secure_server
+from tests.oauth_fixtures import SecureServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -40,14 +38,6 @@ async def bassi(project: Path, *args: str, **env: str) -> tuple[int, str, str]:
 
 def servers_by_name(output: str) -> dict[str, Any]:
     return {s["name"]: s for s in json.loads(output)["servers"]}
-
-
-@pytest.fixture
-async def secure() -> AsyncIterator[SecureServer]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        async with secure_server() as server:
-            yield server
 
 
 async def test_list_reports_every_server_and_skips_known_failures(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,9 @@ from bassi.core.oauth import SignInError, tokens_dir
 from bassi.core.registry import ServerStatus
 from bassi.core.settings import Settings
 from tests.discovery_fixtures import text_of, write_config
-from tests.oauth_fixtures import Browser, SecureServer, secure_server
+from tests.oauth_fixtures import Browser, SecureServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-@pytest.fixture
-async def secure() -> AsyncIterator[SecureServer]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        async with secure_server() as server:
-            yield server
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, supp
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -84,6 +84,7 @@ INSTALL_POLL = 0.5
 DEFAULT_INSTALL_TIMEOUT = 600.0
 
 InProcessFactory = Callable[[], "Server[Any] | MCPServer"]
+_Answer = TypeVar("_Answer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,27 +315,20 @@ class ServerConnection:
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
         """The prompt's messages, rendered by the server. Raises OfferError."""
-        client = self._require_client()
-        try:
-            with anyio.fail_after(self.timeout):
-                return await client.get_prompt(name, dict(arguments))
-        except TimeoutError:
-            raise OfferError(
-                f"server '{self.name}' did not answer within {self.timeout:g} s"
-            ) from None
-        except MCPError as exc:
-            raise OfferError(f"server '{self.name}': {exc.error.message}") from exc
-        except ValidationError as exc:
-            raise OfferError(
-                f"server '{self.name}' sent an invalid prompt: {_first_line(exc)}"
-            ) from exc
+        return await self._ask("prompt", lambda client: client.get_prompt(name, dict(arguments)))
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """The resource's contents. Raises OfferError."""
-        client = self._require_client()
+        return await self._ask("resource", lambda client: client.read_resource(uri))
+
+    async def _ask(self, what: str, request: Callable[[Client], Awaitable[_Answer]]) -> _Answer:
+        """One request for a prompt or a resource, within the server's timeout; every way it
+        can fail becomes an OfferError that says how."""
+        if self._client is None:
+            raise OfferError(self._unavailable_message())
         try:
             with anyio.fail_after(self.timeout):
-                return await client.read_resource(uri)
+                return await request(self._client)
         except TimeoutError:
             raise OfferError(
                 f"server '{self.name}' did not answer within {self.timeout:g} s"
@@ -343,13 +337,8 @@ class ServerConnection:
             raise OfferError(f"server '{self.name}': {exc.error.message}") from exc
         except ValidationError as exc:
             raise OfferError(
-                f"server '{self.name}' sent invalid contents: {_first_line(exc)}"
+                f"server '{self.name}' sent an invalid {what}: {_first_line(exc)}"
             ) from exc
-
-    def _require_client(self) -> Client:
-        if self._client is None:
-            raise OfferError(self._unavailable_message())
-        return self._client
 
     async def _stopped_during_call(self) -> types.CallToolResult:
         """The session ended under a call: wait (briefly) for the reason, then give it."""
@@ -899,7 +888,35 @@ class _WatchedStreams:
         return SessionMessage(inner.model_copy(update={"result": result}), metadata=item.metadata)
 
 
-class _WatchedRead:
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_Inner = TypeVar("_Inner", bound=_Closable)
+
+
+class _Closing(Generic[_Inner]):
+    """What both wrapped streams share: closing one closes the stream inside, and used as a
+    context manager it closes on the way out."""
+
+    _inner: _Inner
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _WatchedRead(_Closing[ReadStream[SessionMessage | Exception]]):
     def __init__(
         self,
         inner: ReadStream[SessionMessage | Exception],
@@ -926,22 +943,8 @@ class _WatchedRead:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _WatchedRead:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class _WatchedWrite:
+class _WatchedWrite(_Closing[WriteStream[SessionMessage]]):
     def __init__(
         self, inner: WriteStream[SessionMessage], on_send: Callable[[SessionMessage], None]
     ) -> None:
@@ -951,20 +954,6 @@ class _WatchedWrite:
     async def send(self, item: SessionMessage, /) -> None:
         self._on_send(item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedWrite:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def _root_cause(exc: BaseException) -> BaseException:

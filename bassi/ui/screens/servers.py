@@ -28,17 +28,9 @@ from bassi.core.mcp_config import HttpServerConfig
 from bassi.core.oauth import SignInError
 from bassi.core.registry import ServerEntry, ServerStatus
 from bassi.ui.safe import plain, plain_line, plain_text
-from bassi.ui.wording import counted
+from bassi.ui.wording import STATUS_STYLE, counted
 
 COLUMNS = ("server", "status", "transport", "tools", "prompts", "resources")
-_STATUS_STYLE = {
-    ServerStatus.CONNECTED: "green",
-    ServerStatus.CONNECTING: "yellow",
-    ServerStatus.INSTALLING: "yellow",
-    ServerStatus.NEEDS_AUTH: "magenta",
-    ServerStatus.FAILED: "red",
-    ServerStatus.DISABLED: "dim",
-}
 
 OpenUrl = Callable[[str], None]
 
@@ -117,7 +109,7 @@ class ServerManagerScreen(ModalScreen[None]):
         transport = config.type if config is not None else "in-process"
         return (
             plain_text(entry.name, max_chars=64),
-            Text(entry.status.value, style=_STATUS_STYLE.get(entry.status, "")),
+            Text(entry.status.value, style=STATUS_STYLE.get(entry.status, "")),
             Text(transport),
             Text(str(len(entry.tools))),
             Text(str(len(entry.prompts))),
@@ -134,7 +126,7 @@ class ServerManagerScreen(ModalScreen[None]):
         lines = [
             Content.styled(entry.name, "bold")
             + Content("  ")
-            + Content.styled(entry.status.value, _STATUS_STYLE.get(entry.status, "")),
+            + Content.styled(entry.status.value, STATUS_STYLE.get(entry.status, "")),
             plain_line(self.catalog.display_target(entry.name), 300, "$foreground-muted"),
             Content(
                 f"{counted(len(entry.tools), 'tool')} · {counted(len(entry.prompts), 'prompt')}"
