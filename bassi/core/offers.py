@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mcp import types
+if TYPE_CHECKING:
+    # Only the types: the registry imports this module, and ``bassi --help`` should not load
+    # the MCP library.
+    from mcp import types
 
 
 @dataclass(frozen=True, slots=True)
