@@ -16,6 +16,7 @@ import pytest
 from textual.widgets import DataTable, Input
 
 from bassi.core.registry import ServerStatus
+from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.elicitation import ElicitationScreen
 from bassi.ui.screens.prompt_form import PromptFormScreen
@@ -256,3 +257,34 @@ async def test_interrupting_a_turn_cancels_the_running_call_on_its_server(
         await pilot.press("escape")
         await wait_for(pilot, lambda: "cancelled" in record.read_text(), 30)
         await wait_for(pilot, lambda: not app.chat.streaming, 30)
+
+
+async def test_list_changes_and_disabling_reach_the_models_view(
+    scripted_model: ScriptedModel, make_app: AppFactory, project: Path, chat_env: dict[str, str]
+) -> None:
+    with_features(project)
+    scripted_model.script(
+        reply(tool_call("mcp__feat__grow", {})), text("Grown."), text("Seen."), text("Gone.")
+    )
+    app = make_app(env=chat_env, allow=("mcp__feat",), tools_mode=ToolsMode.ALL)
+    async with app.run_test(size=BIG) as pilot:
+        await ready(app)
+        await submit(pilot, "grow")
+        await wait_for(pilot, lambda: "Grown." in screen_text(app), 60)
+        await wait_for(pilot, lambda: not app.chat.streaming)
+        await submit(pilot, "what now?")
+        await wait_for(pilot, lambda: "Seen." in screen_text(app), 60)
+        await wait_for(pilot, lambda: not app.chat.streaming)
+        assert "mcp__feat__fresh_tool" in scripted_model.turn_requests[-1].tool_names
+
+        await submit(pilot, "/mcp")
+        await select(pilot, app, "feat")
+        await pilot.press("d")
+        registry = app.runtime.catalog.registry
+        await wait_for(pilot, lambda: registry.server("feat").status is ServerStatus.DISABLED)
+        await pilot.press("escape")
+        await submit(pilot, "and now?")
+        await wait_for(pilot, lambda: "Gone." in screen_text(app), 60)
+        names = scripted_model.turn_requests[-1].tool_names
+        assert not any(n.startswith("mcp__feat__") for n in names)
+        assert "mcp__notes__add_note" in names
