@@ -82,10 +82,11 @@ async def test_prompts_and_resources_are_listed_and_used(catalog_of: Any) -> Non
     assert contents.contents[0].text == "Note of monday: nothing planned."  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("revision", ["2025", "2026-07-28"])
 async def test_an_elicitation_reaches_the_handler_and_its_answer_the_server(
-    catalog_of: Any,
+    catalog_of: Any, revision: str
 ) -> None:
-    catalog = await catalog_of({"feat": features()})
+    catalog = await catalog_of({"feat": features("--modern") if revision != "2025" else features()})
     asked: list[ElicitationRequest] = []
     answers = iter(
         [

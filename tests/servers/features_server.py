@@ -39,9 +39,26 @@ class Traveller(BaseModel):
     nights: int = 1
 
 
+QUESTION = "Who is travelling, and for how many nights?"
+
+
 @server.tool(description="Book a room: asks the user who travels and for how many nights.")
-async def book_room(ctx: Context) -> str:
-    answer = await ctx.elicit("Who is travelling, and for how many nights?", Traveller)
+async def book_room(ctx: Context) -> str | types.InputRequiredResult:
+    if MODERN:
+        # 2026-07-28 has no server-to-client requests: the tool answers "input required",
+        # and the client calls again with the person's answer.
+        answers = ctx.input_responses or {}
+        if "who" not in answers:
+            schema = Traveller.model_json_schema()
+            ask = types.ElicitRequestFormParams(message=QUESTION, requested_schema=schema)
+            return types.InputRequiredResult(
+                input_requests={"who": types.ElicitRequest(params=ask)}, request_state="who"
+            )
+        result = types.ElicitResult.model_validate(answers["who"], from_attributes=True)
+        if result.action == "accept" and result.content:
+            return f"booked {result.content['nights']} night(s) for {result.content['name']}"
+        return f"not booked: the user chose {result.action}"
+    answer = await ctx.elicit(QUESTION, Traveller)
     if answer.action == "accept":
         return f"booked {answer.data.nights} night(s) for {answer.data.name}"
     return f"not booked: the user chose {answer.action}"
