@@ -117,9 +117,10 @@ def proxy_server(
             if (invalid := await catalog.check_arguments(name, params.name, arguments)) is not None:
                 return invalid
             try:
-                return await catalog.call_tool(
-                    name, params.name, params.arguments or {}, call_id=tool_use_id(params)
+                result = await catalog.call_tool(
+                    name, params.name, arguments, call_id=tool_use_id(params)
                 )
+                return unmarked(result)
             except asyncio.CancelledError:
                 raise
             except TimeoutError:

@@ -4,7 +4,9 @@ This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` s
 it registers every server at once (so the UI can show them all while they connect) and
 connects them concurrently in the background; a slow or broken server delays only itself.
 The registry and the search index follow each server as it connects, fails, is reconnected,
-disabled or enabled, and whenever it announces that its tools, prompts or resources changed.
+disabled or enabled, and whenever it announces that its tools, prompts or resources changed;
+each connected server's tool schemas are compiled in the background for checking calls (see
+``bassi.core.validation``), the invalid ones noted in the registry.
 
 It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
 this session or for good, sign in and out. What needs a person (a sign-in's browser step, a
@@ -15,6 +17,7 @@ opens a window itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,7 +35,7 @@ from bassi.core.connections import (
     ServerSpec,
     error_result,
 )
-from bassi.core.masking import display_target
+from bassi.core.masking import display_target, identity
 from bassi.core.mcp_config import (
     ConfigProblem,
     HttpServerConfig,
@@ -42,6 +45,7 @@ from bassi.core.mcp_config import (
 from bassi.core.oauth import OAuth, OpenUrl
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
+from bassi.core.secrets import mask_in_log
 from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
@@ -181,13 +185,13 @@ class Catalog:
         self.registry.add_server(
             name,
             Origin.EXTERNAL,
-            target=config.target,
+            target=display_target(config),
             always_load=config.always_load,
             status=ServerStatus.DISABLED if disabled else ServerStatus.CONNECTING,
         )
         if disabled:
             return
-        known = self.memory.known_failure(name, config.target) if skip_known_failures else None
+        known = self.memory.known_failure(name, identity(config)) if skip_known_failures else None
         if known is not None:
             self.registry.set_status(name, ServerStatus.FAILED, known.error)
             return
@@ -321,6 +325,7 @@ class Catalog:
                 continue
             known = name in self._external
             self._external[name] = server
+            mask_in_log(server.expanded)
             if not known:
                 added.append(name)
                 if self._started:
@@ -400,7 +405,7 @@ class Catalog:
             return  # a connection being replaced (reconnect) or dropped (disable)
         ended = connection.status in (ServerStatus.FAILED, ServerStatus.CONNECTED)
         if ended and isinstance(connection.spec, ServerConfig):
-            self.memory.record(name, connection.spec.target, connection.error)
+            self.memory.record(name, identity(connection.spec), connection.error)
         if connection.status is not ServerStatus.CONNECTED:
             self.registry.set_status(
                 name, connection.status, connection.error, detail=connection.detail
@@ -423,3 +428,25 @@ class Catalog:
             templates=connection.templates,
             warnings=connection.warnings,
         )
+        self._check_schemas(name, tools)
+
+    def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
+        """Compile the schemas in the background; the registry hears of invalid ones as
+        soon as they are known (from an earlier connection at once, else when compiled)."""
+        loop = asyncio.get_running_loop()
+
+        def compiled() -> None:
+            with contextlib.suppress(RuntimeError):  # the app closed its loop meanwhile
+                loop.call_soon_threadsafe(self._note_schema_problems, server)
+
+        self._note_schema_problems(server)
+        self.schemas.compile_soon(tools, compiled)
+
+    def _note_schema_problems(self, server: str) -> None:
+        entry = self.registry.server(server)
+        problems = {
+            tool.name: compiled.problem
+            for tool in entry.tools
+            if (compiled := self.schemas.known(tool)) is not None and compiled.problem
+        }
+        self.registry.set_schema_problems(server, problems)

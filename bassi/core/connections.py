@@ -65,6 +65,7 @@ from bassi.core.package_runner import (
 )
 from bassi.core.registry import ServerStatus
 from bassi.core.safe_text import one_line
+from bassi.core.secrets import ExpandedValues, without_agent_credentials
 from bassi.core.stdio_transport import EXIT_GRACE, ServerProcess, open_stdio_server
 
 # Server faults reach the person through each server's status; the mcp library's own error
@@ -94,7 +95,9 @@ class InProcessServer:
     name: str
     factory: InProcessFactory
     timeout: float = DEFAULT_TIMEOUT
-    target: str = "in-process"
+    display_target: str = "in-process"
+    expanded: ExpandedValues = field(default_factory=ExpandedValues)
+    """Nothing: the entry holds no values from the environment."""
     tool_timeout: float | None = None
 
 
@@ -271,7 +274,7 @@ class ServerConnection:
         the person (elicitation) the deadline stands still."""
         client = self._client
         if client is None:
-            return error_result(self._unavailable_message())
+            return self._failure(self._unavailable_message())
 
         on_progress = progress
 
@@ -308,8 +311,8 @@ class ServerConnection:
         if result is not None:
             return result
         if call.cancelled_by_user:
-            return error_result(f"the user cancelled the call to '{tool}' on server '{self.name}'")
-        return error_result(
+            return self._failure(f"the user cancelled the call to '{tool}' on server '{self.name}'")
+        return self._failure(
             f"tool '{tool}' on server '{self.name}' did not answer within {timeout:g} s"
         )
 
@@ -706,7 +709,13 @@ class ServerConnection:
         self._set(ServerStatus.CONNECTED, None)
 
     def _set(self, status: ServerStatus, error: str | None, detail: str | None = None) -> None:
-        self.status, self.error, self.detail = status, error, detail
+        """``error`` and ``detail`` are shown and logged: a stderr tail or a URL in them may
+        repeat what the configuration took from the environment, so that is masked here,
+        once for all."""
+        mask = self.spec.expanded.mask
+        self.status = status
+        self.error = None if error is None else mask(error)
+        self.detail = None if detail is None else mask(detail)
         if not status.starting and status is not ServerStatus.CONNECTED:
             self._disconnected.set()
         if self._on_change is not None:

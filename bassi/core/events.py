@@ -62,6 +62,9 @@ class ToolCallFinished:
     id: str
     text: str
     is_error: bool
+    refused: str | None = None
+    """Why bassi refused the call before it reached the server (its arguments broke the
+    tool's schema), in one line; None for a call that ran, or failed on its own."""
     structured: Any = None
     """The server's ``structuredContent`` (external tools), to show as a table or JSON."""
     blocks: tuple[ContentBlock, ...] = ()

@@ -8,6 +8,8 @@ values whose name looks secret become ``•••``, names stay so the person re
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -23,8 +25,17 @@ _SECRET_NAME = re.compile(
 )
 
 
+_VARIABLE = re.compile(r"\$\{[^}]+\}")
+
+
 def looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name.strip().lstrip("-")))
+
+
+def _shown(value: str) -> str:
+    """A secret's value as shown: kept when it is already a ``${VAR}`` reference (what the
+    configuration took from the environment, masked that way), else dots."""
+    return value if _VARIABLE.fullmatch(value) else MASK
 
 
 def mask_url(url: str) -> str:
@@ -38,7 +49,9 @@ def mask_url(url: str) -> str:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
     pairs = [pair.partition("=") for pair in parts.query.split("&")] if parts.query else []
     query = "&".join(
-        f"{key}={MASK}" if equals and looks_secret(unquote(key)) else key + equals + value
+        f"{key}={_shown(unquote(value))}"
+        if equals and looks_secret(unquote(key))
+        else key + equals + value
         for key, equals, value in pairs
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
@@ -51,12 +64,12 @@ def mask_args(args: Sequence[str]) -> list[str]:
     hide_next = False
     for arg in args:
         if hide_next:
-            masked.append(MASK)
+            masked.append(_shown(arg))
             hide_next = False
             continue
-        name, equals, _ = arg.partition("=")
+        name, equals, value = arg.partition("=")
         if equals and looks_secret(name):
-            masked.append(f"{name}={MASK}")
+            masked.append(f"{name}={_shown(value)}")
         elif arg.startswith("-") and not equals and looks_secret(arg):
             masked.append(arg)
             hide_next = True
@@ -68,9 +81,22 @@ def mask_args(args: Sequence[str]) -> list[str]:
 
 
 def display_target(config: ServerConfig) -> str:
-    """Where the server runs, safe to show and to log."""
+    """Where the server runs, safe to show and to log: what ``${VAR}`` put in shows as the
+    variable's name (``config.expanded``), and secret-looking parts written into the file
+    itself as dots."""
+    mask = config.expanded.mask
     if isinstance(config, HttpServerConfig):
-        return mask_url(config.url)
-    words = [config.command, *mask_args(config.args)]
+        return mask_url(mask(config.url))
+    words = [mask(config.command), *mask_args([mask(a) for a in config.args])]
     # A masked word is shown as it is: quoting it would only add noise around the dots.
-    return " ".join(word if MASK in word else shlex.quote(word) for word in words)
+    return " ".join(w if MASK in w or _VARIABLE.search(w) else shlex.quote(w) for w in words)
+
+
+def identity(config: ServerConfig) -> str:
+    """A digest of everything that decides how the server starts: equal digests, same
+    entry. Safe to store where the entry itself (with its secrets) must not go."""
+    if isinstance(config, HttpServerConfig):
+        parts: list[object] = [config.type, config.url, sorted(config.headers.items())]
+    else:
+        parts = [config.command, list(config.args), sorted(config.env.items()), str(config.cwd)]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]

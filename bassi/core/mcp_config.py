@@ -53,6 +53,8 @@ class _ServerBase:
     always_load: bool = False
     """Claude Code's ``alwaysLoad``: expose this server's tools even in progressive mode."""
     disabled: bool = False
+    expanded: ExpandedValues = field(default_factory=ExpandedValues)
+    """What ``${VAR}`` put into this entry: masked wherever the entry is shown or logged."""
     tool_timeout: float | None = None
     """``toolTimeout``: seconds one tool call may run; None means bassi's default."""
 

@@ -41,6 +41,9 @@ class ServerEntry:
     error: str | None = None
     tools: tuple[ToolInfo, ...] = ()
     always_load: bool = False
+    schema_problems: Mapping[str, str] = field(default_factory=dict)
+    """Tool name -> why its input schema is invalid (its calls go unchecked), for the tools
+    whose schema was found invalid so far (see ``bassi.core.validation``)."""
     prompts: tuple[PromptInfo, ...] = ()
     resources: tuple[ResourceInfo, ...] = ()
     templates: tuple[ResourceTemplateInfo, ...] = ()

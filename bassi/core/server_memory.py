@@ -2,8 +2,9 @@
 the servers the person disabled for good, and how each server's last start ended.
 
 The last failure lets ``bassi mcp list`` answer at once about a server that is known to be
-broken (same command or URL as when it failed) instead of waiting for it to fail again. It
-grants nothing, so it lives with the project's other harmless state.
+broken (the same entry as when it failed) instead of waiting for it to fail again. It grants
+nothing, so it lives with the project's other harmless state; the entry is kept only as a
+digest and the error as shown (secrets masked).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ SERVERS_FILE = "servers.json"
 @dataclass(frozen=True, slots=True)
 class KnownFailure:
     error: str
-    target: str
-    """The command line or URL that failed; a changed entry is tried again."""
+    identity: str
+    """A digest of the entry that failed (command, arguments, URL, environment); a changed
+    entry is tried again. A digest, because the entry itself may hold secrets."""
     at: float
 
 
@@ -54,14 +56,14 @@ class ServerMemory:
                 if isinstance(record, dict) and isinstance(record.get("error"), str):
                     memory.failures[name] = KnownFailure(
                         record["error"],
-                        str(record.get("target", "")),
+                        str(record.get("identity", "")),
                         float(record.get("at") or 0),
                     )
         return memory
 
-    def known_failure(self, name: str, target: str) -> KnownFailure | None:
+    def known_failure(self, name: str, identity: str) -> KnownFailure | None:
         failure = self.failures.get(name)
-        return failure if failure is not None and failure.target == target else None
+        return failure if failure is not None and failure.identity == identity else None
 
     def set_disabled(self, name: str, disabled: bool) -> None:
         if (name in self.disabled) == disabled:
@@ -72,20 +74,20 @@ class ServerMemory:
             self.disabled.discard(name)
         self._save()
 
-    def record(self, name: str, target: str, error: str | None) -> None:
+    def record(self, name: str, identity: str, error: str | None) -> None:
         """A start ended: failed with ``error``, or worked (None)."""
         if error is None:
             if self.failures.pop(name, None) is not None:
                 self._save()
             return
-        self.failures[name] = KnownFailure(error, target, time.time())
+        self.failures[name] = KnownFailure(error, identity, time.time())
         self._save()
 
     def _save(self) -> None:
         data: dict[str, Any] = {
             "disabled": sorted(self.disabled),
             "failures": {
-                name: {"error": f.error, "target": f.target, "at": f.at}
+                name: {"error": f.error, "identity": f.identity, "at": f.at}
                 for name, f in sorted(self.failures.items())
             },
         }

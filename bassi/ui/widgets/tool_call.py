@@ -1,7 +1,9 @@
 """A tool call in the conversation: which tool on which server, with what, and what came back.
 
 Arguments and results come from the model and from servers, so they are shown as plain text,
-and capped: a tool that returns megabytes must not stall the chat log. While the call runs,
+and capped: a tool that returns megabytes must not stall the chat log. A call bassi refused
+before it ran (its arguments broke the tool's schema) reads "refused" with the reason, not
+"error": the tool did not fail, it never ran. While the call runs,
 the server's progress notifications update the header; a finished call shows its structured
 content as a table (a list of records) or indented JSON, and says what its images and
 resources are (type, size) rather than dumping them.
@@ -110,6 +112,7 @@ class ToolCallBlock(Vertical):
         self.call_id = call_id
         self.result: str | None = None
         self.is_error = False
+        self.refused: str | None = None
         self.progress: str = ""
 
     @classmethod
@@ -138,9 +141,12 @@ class ToolCallBlock(Vertical):
         self,
         text: str,
         is_error: bool,
+        refused: str | None = None,
         structured: Any = None,
         blocks: tuple[ContentBlock, ...] = (),
     ) -> None:
+        """Show the result; ``refused`` is the reason when bassi refused the call,
+        ``structured`` and ``blocks`` what the server's own result held besides text."""
         parts = [text]
         if structured is not None:
             parts.append(structured_text(structured))
@@ -175,6 +181,10 @@ class ToolCallBlock(Vertical):
             state = Content.styled("running…", "$text-warning")
             if self.progress:
                 state = state + Content.styled(f" {self.progress}", "$text-warning")
+        elif self.refused is not None:
+            state = Content.styled("⊘ refused: ", "$text-warning bold") + plain_line(
+                self.refused, 160, "$text-warning"
+            )
         elif self.is_error:
             state = Content.styled("✗ error", "$text-error bold")
         else:
