@@ -11,10 +11,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from bassi.core.tools import Origin, ToolInfo, split_qualified
+from bassi.core.tools import Origin, ToolInfo, split_qualified, split_reference
 
 
 class ServerStatus(StrEnum):
+    PENDING = "pending"
+    """From a project's servers file, waiting for the user's approval: never started."""
     CONNECTING = "connecting"
     CONNECTED = "connected"
     FAILED = "failed"
@@ -141,10 +143,7 @@ class Registry:
         Raises ToolNotFoundError with the closest candidates when the name is unknown or
         ambiguous."""
         name = name.strip()
-        parts = split_qualified(name)
-        if parts is None and "/" in name:
-            server, _, tool = name.partition("/")
-            parts = (server, tool)
+        parts = split_reference(name)
         if parts is not None:
             found = self.get(*parts)
             if found is not None:
