@@ -1,4 +1,5 @@
-"""The ``bassi`` command: the chat app by default, ``bassi tools ...`` for scripts."""
+"""The ``bassi`` command: the chat app by default, ``bassi tools ...`` for scripts,
+``bassi mcp approve`` to approve a project's servers."""
 
 from __future__ import annotations
 
@@ -33,9 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         help="resume the last conversation in this directory",
     )
     commands = parser.add_subparsers(dest="command")
+    from bassi.mcp_cli import add_mcp_command
     from bassi.tools_cli import add_tools_command
 
     add_tools_command(commands)
+    add_mcp_command(commands)
     return parser
 
 
@@ -55,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bassi.tools_cli import run_tools_command
 
         return run_tools_command(args, settings)
+    if args.command == "mcp":
+        from bassi.mcp_cli import run_mcp_command
+
+        return run_mcp_command(args, settings)
     from bassi.ui.app import run_app
 
     return run_app(settings)
