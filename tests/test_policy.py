@@ -205,3 +205,13 @@ def test_calls_that_cannot_run_are_refused_with_a_message_for_the_model(tmp_path
     assert "bassi mcp approve fresh" in pending.message
     unknown = policy.decide("mcp__git__git_stauts")
     assert unknown.verdict is Verdict.HIDDEN and "git/git_status" in unknown.message
+
+
+def test_an_unreadable_grants_file_grants_nothing_and_says_so(tmp_path: Path) -> None:
+    _policy(tmp_path, pins=["git/git_status"])
+    (grants,) = (tmp_path / "projects").glob("*/grants.json")
+    grants.write_text('{"pins": {"mcp__git__git_status": ')
+    policy = _policy(tmp_path)
+    assert _verdict(policy, "git_status") is Verdict.ASK
+    (warning,) = policy.grants.warnings
+    assert "grants.json was unreadable" in warning and "moved to grants.json.corrupt-" in warning
