@@ -50,6 +50,9 @@ class Marker:
     def ran(self) -> bool:
         return self.path.exists() and self.path.read_text().strip() == "ran"
 
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
     def __str__(self) -> str:
         return str(self.path)
 
@@ -94,7 +97,7 @@ def arguments_shown(dialog: ApprovalScreen) -> str:
 
 
 @pytest.mark.parametrize("mode", [ToolsMode.AUTO, ToolsMode.ALL, ToolsMode.PROGRESSIVE])
-async def test_a_shell_command_waits_for_the_users_yes_in_every_mode(
+async def test_a_shell_command_waits_for_the_users_yes_in_every_mode_unless_pinned(
     mode: ToolsMode,
     scripted_model: ScriptedModel,
     make_app: AppFactory,
@@ -106,6 +109,7 @@ async def test_a_shell_command_waits_for_the_users_yes_in_every_mode(
     scripted_model.script(
         *steps, reply(write_marker(marker)), text("You said no."),
         reply(write_marker(marker)), text("It ran."),
+        reply(write_marker(marker)), text("Pinned, it ran without asking."),
     )  # fmt: skip
     app = make_app(env=chat_env, tools_mode=mode, shipped=BASH)
     async with app.run_test(size=BIG) as pilot:
@@ -129,23 +133,16 @@ async def test_a_shell_command_waits_for_the_users_yes_in_every_mode(
         await pilot.press("a")
         await turn_done(pilot, app, "It ran.")
         assert marker.ran()
-    expected = ToolsMode.ALL if mode is ToolsMode.AUTO else mode
-    assert app.runtime.exposure().mode is expected
 
-
-async def test_a_pinned_tool_runs_without_asking(
-    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str], marker: Marker
-) -> None:
-    scripted_model.script(reply(write_marker(marker)), text("Done without asking."))
-    app = make_app(env=chat_env, shipped=BASH)
-    async with app.run_test(size=BIG) as pilot:
-        await app.runtime.catalog.wait_ready(20)
+        marker.clear()
         await submit(pilot, "/tool bash/execute")
         assert "Runs without asking: pinned" in screen_text(app)
-        await submit(pilot, "write the marker")
-        await turn_done(pilot, app, "Done without asking.")
+        await submit(pilot, "once more")
+        await turn_done(pilot, app, "Pinned, it ran without asking.")
         assert not isinstance(app.screen, ApprovalScreen)
         assert marker.ran()
+    expected = ToolsMode.ALL if mode is ToolsMode.AUTO else mode
+    assert app.runtime.exposure().mode is expected
 
 
 async def test_a_projects_allow_rule_counts_only_once_the_user_approved_the_project(
