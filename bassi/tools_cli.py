@@ -272,15 +272,7 @@ def _card(
     )
     if not entry.available:
         status.append(" · unavailable", style="red")
-    access = policy.allowance(tool)
-    what, style = _ACCESS.get(access.verdict, ("asks before running", "yellow"))
-    parts: list[RenderableType] = [
-        title,
-        status,
-        Text.assemble((f"{what}: ", style), one_line(access.reason, 300)),
-    ]
-    if clash := policy.clash(tool):
-        parts.append(Text(f"cannot be called: {clean(clash.describe(tool.server))}", "red"))
+    parts: list[RenderableType] = [title, status]
     if schema_problem:
         parts.append(
             Text.assemble(
@@ -289,6 +281,11 @@ def _card(
                 "\nbassi cannot check this tool's calls; they reach the server unchecked.",
             )
         )
+    access = policy.allowance(tool)
+    what, style = _ACCESS.get(access.verdict, ("asks before running", "yellow"))
+    parts.append(Text.assemble((f"{what}: ", style), one_line(access.reason, 300)))
+    if clash := policy.clash(tool):
+        parts.append(Text(f"cannot be called: {clean(clash.describe(tool.server))}", "red"))
     declared = Hints.of(tool).labels()
     if declared:
         parts.append(Text(f"declares: {', '.join(declared)}", "dim"))
