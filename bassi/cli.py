@@ -1,5 +1,5 @@
-"""The ``bassi`` command: the chat app by default, ``bassi tools ...`` and ``bassi mcp ...``
-for scripts."""
+"""The ``bassi`` command: the chat app by default; ``bassi tools ...`` and ``bassi mcp ...``
+(list, get, login, logout, approve) for scripts."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """``bassi tools list|search|show``: the catalog from a shell, for scripts and quick checks.
 
 It runs the same core as the app: the servers are connected (each within its own timeout),
-the answer printed, and everything closed again. Whatever a server sent is cleaned of
+the answer printed, and everything closed again. A project server the user has not approved
+is listed as waiting for approval and never started (``bassi mcp approve`` approves it), and
+``show`` says what the access policy says of a tool. Whatever a server sent is cleaned of
 terminal escapes and printed as plain text, never as Rich markup; ``--json`` prints data.
 
 Exit codes: 0 on success; 1 when ``list`` finds a failed server, ``search`` finds nothing, or
@@ -22,18 +24,25 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from bassi.core.hints import Hints
+from bassi.core.injection import tool_flags
 from bassi.core.mcp_config import ConfigProblem, Severity
 from bassi.core.parameters import parameters
+from bassi.core.policy import Verdict
 from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
+from bassi.core.reveal import reveal
 from bassi.core.safe_text import clean, one_line
 from bassi.core.settings import Settings
 from bassi.core.tools import ToolInfo
 
 if TYPE_CHECKING:
     from bassi.core.catalog import Catalog
+    from bassi.core.policy import AccessPolicy
     from bassi.core.search import SearchHit
+    from bassi.core.validation import SchemaChecks
 
 _STATUS_STYLE = {
+    ServerStatus.PENDING: "yellow",
     ServerStatus.CONNECTED: "green",
     ServerStatus.CONNECTING: "yellow",
     ServerStatus.FAILED: "red",
@@ -75,6 +84,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: 
     # Imported here, not at the top: ``bassi --help`` and ``--version`` build this command's
     # parser, and should not wait for the MCP client and the search index to load.
     from bassi.core.catalog import Catalog
+    from bassi.core.policy import AccessPolicy
 
     catalog = Catalog(settings)
     for problem in catalog.problems:
@@ -85,7 +95,8 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: 
             return _list(catalog, args.json, out)
         if args.tools_command == "search":
             return _search(catalog, args, out, err)
-        return _show(catalog, args.name, args.json, out, err)
+        policy = AccessPolicy.load(catalog.registry, settings, catalog.trust)
+        return _show(policy, catalog.schemas, args.name, args.json, out, err)
 
 
 def _print_problem(err: Console, problem: ConfigProblem) -> None:
@@ -112,14 +123,18 @@ def _list(catalog: Catalog, as_json: bool, out: Console) -> int:
 
 def _server_block(entry: ServerEntry) -> RenderableType:
     count = len(entry.tools)
+    pending = entry.status is ServerStatus.PENDING
     header = Text.assemble(
         (clean(entry.name), "bold"),
         "  ",
-        (entry.status.value, _STATUS_STYLE[entry.status]),
+        ("waiting for approval" if pending else entry.status.value, _STATUS_STYLE[entry.status]),
         "  ",
         f"{count} tool{'' if count == 1 else 's'}",
     )
     parts: list[RenderableType] = [header, _indented(Text(one_line(entry.target, 300), "dim"))]
+    if pending:
+        hint = f"not started; approve it with: bassi mcp approve {clean(entry.name)}"
+        parts.append(_indented(Text(hint, style="yellow")))
     if entry.error:
         parts.append(_indented(Text(clean(entry.error, max_chars=2_000), style="red")))
     if entry.tools:
@@ -191,10 +206,17 @@ def _has_server(registry: Registry, name: str) -> bool:
 # show
 
 
-def _show(catalog: Catalog, name: str, as_json: bool, out: Console, err: Console) -> int:
-    registry = catalog.registry
+def _show(
+    policy: AccessPolicy,
+    schemas: SchemaChecks,
+    name: str,
+    as_json: bool,
+    out: Console,
+    err: Console,
+) -> int:
+    registry = policy.registry
     try:
-        tool = registry.resolve(name)
+        tool = policy.resolve(name)
     except ToolNotFoundError as exc:
         if as_json:
             _print_json(
@@ -208,19 +230,42 @@ def _show(catalog: Catalog, name: str, as_json: bool, out: Console, err: Console
             err.print(Text(clean(str(exc))))
         return 1
     entry = registry.server(tool.server)
-    schema_problem = catalog.schemas.problem(tool)
+    access = policy.allowance(tool)
+    clash = policy.clash(tool)
+    schema_problem = schemas.problem(tool)
     if as_json:
         _print_json(
             _tool_json(tool, registry)
-            | {"status": entry.status.value, "schema_problem": schema_problem}
+            | {
+                "status": entry.status.value,
+                "schema_problem": schema_problem,
+                "model_name": policy.model_name(tool),
+                "name_clash": clash.describe(tool.server) if clash else None,
+                "access": {
+                    "verdict": access.verdict.value,
+                    "reason": access.reason,
+                    "changed": list(access.changed),
+                },
+                "flags": [{"what": f.what, "excerpt": f.excerpt} for f in tool_flags(tool)],
+            }
         )
         return 0
-    out.print(_card(tool, entry, schema_problem))
+    out.print(_card(tool, entry, policy, schema_problem))
     return 0
 
 
-def _card(tool: ToolInfo, entry: ServerEntry, schema_problem: str | None) -> RenderableType:
-    title = Text.assemble((clean(tool.ref), "bold"), "  ", (clean(tool.qualified_name), "dim"))
+_ACCESS = {
+    Verdict.ALLOW: ("runs without asking", "green"),
+    Verdict.ASK: ("asks before running", "yellow"),
+    Verdict.DENY: ("never runs", "red"),
+}
+
+
+def _card(
+    tool: ToolInfo, entry: ServerEntry, policy: AccessPolicy, schema_problem: str | None
+) -> RenderableType:
+    called = policy.model_name(tool) or tool.qualified_name
+    title = Text.assemble((reveal(clean(tool.ref)), "bold"), "  ", (reveal(clean(called)), "dim"))
     status = Text.assemble(
         f"server {clean(entry.name)} · {tool.origin.value} · ",
         (entry.status.value, _STATUS_STYLE[entry.status]),
@@ -236,6 +281,15 @@ def _card(tool: ToolInfo, entry: ServerEntry, schema_problem: str | None) -> Ren
                 "\nbassi cannot check this tool's calls; they reach the server unchecked.",
             )
         )
+    access = policy.allowance(tool)
+    what, style = _ACCESS.get(access.verdict, ("asks before running", "yellow"))
+    parts.append(Text.assemble((f"{what}: ", style), one_line(access.reason, 300)))
+    if clash := policy.clash(tool):
+        parts.append(Text(f"cannot be called: {clean(clash.describe(tool.server))}", "red"))
+    declared = Hints.of(tool).labels()
+    if declared:
+        parts.append(Text(f"declares: {', '.join(declared)}", "dim"))
+    parts += [Text(f"⚠ its description {clean(str(flag))}", "red") for flag in tool_flags(tool)]
     parts.append(Text(""))
     description = clean(tool.description, max_chars=_MAX_DESCRIPTION).strip()
     parts.append(Text(description or "(no description)"))

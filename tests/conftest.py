@@ -24,7 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from bassi.core.mcp_config import load_mcp_config
+from bassi.core.permissions import PermissionRules
 from bassi.core.settings import Settings
+from bassi.core.trust import ProjectTrust
 from tests.oauth_fixtures import secure
 from tests.scripted_model import AUX_MODEL, ScriptedModel
 
@@ -61,6 +64,22 @@ def user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "user-config" / "bassi"
     monkeypatch.setenv("BASSI_CONFIG_DIR", str(path))
     return path
+
+
+def approve_project(settings: Settings, *, rules: bool = False) -> None:
+    """Approve the project's servers file as it is now (``bassi mcp approve --all`` does the
+    same), and with ``rules`` its ``.claude/settings*.json`` allow rules too. Tests that are
+    not about trust start from an approved project, as a user would after the first start."""
+    trust = ProjectTrust.load(settings)
+    config = load_mcp_config(
+        settings.mcp_config_path, settings.env, project_dir=settings.project_dir
+    )
+    for name, server in config.servers.items():
+        trust.approve_server(name, server)
+    if rules:
+        for source in PermissionRules.load(settings).sources:
+            if source.from_project and source.allow:
+                trust.approve_rules(source.name, source.allow_patterns)
 
 
 # ---------------------------------------------------------------------------------------------

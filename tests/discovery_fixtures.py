@@ -20,6 +20,7 @@ from mcp.server import Server, ServerRequestContext
 from starlette.types import ASGIApp
 
 from bassi.core.settings import Settings
+from tests.conftest import approve_project
 
 SERVERS = Path(__file__).parent / "servers"
 MARKER_VARIABLE = "BASSI_TEST_MARKER"
@@ -48,8 +49,11 @@ def write_config(project: Path, servers: Mapping[str, Any]) -> Path:
 def project_settings(
     project: Path, servers: Mapping[str, Any], env: Mapping[str, str] | None = None
 ) -> Settings:
+    """Settings for ``project`` with ``servers`` as its servers file, approved."""
     write_config(project, servers)
-    return Settings(project_dir=project, env=dict(os.environ if env is None else env))
+    settings = Settings(project_dir=project, env=dict(os.environ if env is None else env))
+    approve_project(settings)
+    return settings
 
 
 def marked_processes(marker: str) -> list[int]:

@@ -7,15 +7,22 @@ import json
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bassi.core.events import AgentEvent, TurnFinished
-from bassi.core.registry import Registry, ServerStatus
-from bassi.core.runtime import Runtime
-from bassi.core.settings import Settings
-from bassi.core.tools import Origin, ToolInfo
+import pytest
+
+from bassi.core.events import AgentEvent, ToolCallFinished, TurnFinished
+from bassi.core.grants import Grants
+from bassi.core.permissions import PermissionRules
+from bassi.core.policy import AccessPolicy
+from bassi.core.registry import Registry, ServerStatus, ToolNotFoundError
+from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
+from bassi.core.settings import Settings, ToolsMode
+from bassi.core.tools import Origin, ToolInfo, split_qualified
+from bassi.core.trust import ProjectTrust
+from tests.scripted_model import RecordedRequest
 
 LEDGER_SERVER = Path(__file__).parent / "servers" / "progressive_ledger.py"
 
@@ -47,6 +54,41 @@ def registry_of(
     return registry
 
 
+def policy_of(
+    registry: Registry,
+    config_dir: Path,
+    mode: ToolsMode = ToolsMode.PROGRESSIVE,
+    *,
+    pins: Sequence[str] = (),
+    own_tools: Sequence[str] = (),
+    **settings: Any,
+) -> AccessPolicy:
+    """The access policy over ``registry``, its grants and trust kept in ``config_dir``;
+    ``pins`` are pinned as the registry defines them now; ``settings`` go to ``Settings``
+    (``deny=(...)``, ``core_tools=(...)``, ``tools_token_budget=...``)."""
+    values = Settings(
+        project_dir=config_dir / "project",
+        env={"BASSI_CONFIG_DIR": str(config_dir)},
+        tools_mode=mode,
+        **settings,
+    )
+    grants = Grants.load(values)
+    for name in pins:
+        try:
+            grants.pin(registry.resolve(name))
+        except ToolNotFoundError:
+            server, tool = split_qualified(name) or ("", name)
+            grants.pin(ToolInfo(server, tool))
+    return AccessPolicy(
+        registry,
+        values,
+        PermissionRules.load(values),
+        grants,
+        ProjectTrust.load(values),
+        own_tools=own_tools,
+    )
+
+
 def write_ledger_config(project: Path, ledger_file: Path) -> None:
     """The project's ``.mcp.json``: the ledger stdio server, tracing its calls in
     ``ledger_file``."""
@@ -75,3 +117,25 @@ async def turn(runtime: Runtime, message: str) -> list[AgentEvent]:
     events = [event async for event in runtime.send(message)]
     assert isinstance(events[-1], TurnFinished), events[-1]
     return events
+
+
+def results(events: list[AgentEvent]) -> list[ToolCallFinished]:
+    return [e for e in events if isinstance(e, ToolCallFinished)]
+
+
+def names(request: RecordedRequest) -> set[str]:
+    return set(request.tool_names)
+
+
+@dataclass
+class Approvals:
+    """An approval handler answering from a queue, recording what it was asked."""
+
+    answers: list[ApprovalDecision] = field(default_factory=list)
+    asked: list[ApprovalRequest] = field(default_factory=list)
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        if not self.answers:
+            pytest.fail(f"unexpected approval prompt for {request.tool.ref}")
+        return self.answers.pop(0)

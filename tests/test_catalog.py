@@ -3,6 +3,7 @@ and the search index kept in step, calls routed over the open sessions."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -283,6 +284,8 @@ async def test_close_leaves_no_process_even_while_servers_are_starting(start: An
 
 
 def test_a_servers_file_named_on_the_command_line_must_exist(tmp_path: Path) -> None:
-    settings = Settings(project_dir=tmp_path, mcp_config=tmp_path / "nope.json", env={})
+    settings = Settings(
+        project_dir=tmp_path, mcp_config=tmp_path / "nope.json", env=dict(os.environ)
+    )
     catalog = Catalog(settings, shipped={}, index=ToolIndex())
     assert [str(p) for p in catalog.problems] == [f"{tmp_path / 'nope.json'}: file not found"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from bassi.core.exposure import Reason, ToolExposure, definition_chars, estimate_tokens
 from bassi.core.registry import Registry
-from bassi.core.settings import Settings, ToolsMode
+from bassi.core.settings import ToolsMode
 from bassi.core.tools import ToolInfo
-from tests.progressive_fixtures import registry_of, tool_def
+from tests.progressive_fixtures import policy_of, registry_of, tool_def
 
 
 def _registry() -> Registry:
@@ -25,6 +25,7 @@ def _registry() -> Registry:
 
 
 def _exposure(
+    config_dir: Path,
     registry: Registry,
     mode: ToolsMode,
     *,
@@ -33,12 +34,17 @@ def _exposure(
     budget: int = 20_000,
     core: tuple[str, ...] = (),
 ) -> ToolExposure:
-    settings = Settings(
-        project_dir=Path("."), env={}, tools_mode=mode, tools_token_budget=budget, core_tools=core
+    """The visible half of a policy whose grants and trust live in a fresh directory."""
+    policy = policy_of(
+        registry,
+        config_dir,
+        mode,
+        pins=sorted(pins or ()),
+        deny=tuple(sorted(denied or ())),
+        tools_token_budget=budget,
+        core_tools=core,
     )
-    pinned = pins if pins is not None else set()
-    refused = denied if denied is not None else set()
-    return ToolExposure(registry, settings, pins=lambda: pinned, is_denied=refused.__contains__)
+    return policy.exposure
 
 
 def _all_mode_tokens(registry: Registry) -> int:
@@ -49,8 +55,9 @@ def _names(exposure: ToolExposure) -> set[str]:
     return {t.qualified_name for t in exposure.tools()}
 
 
-def test_progressive_shows_only_pinned_core_and_always_load_tools() -> None:
+def test_progressive_shows_only_pinned_core_and_always_load_tools(tmp_path: Path) -> None:
     exposure = _exposure(
+        tmp_path,
         _registry(),
         ToolsMode.PROGRESSIVE,
         pins={"mcp__git__git_status"},
@@ -69,9 +76,9 @@ def test_progressive_shows_only_pinned_core_and_always_load_tools() -> None:
     assert exposure.reason(registry.resolve("git_log")) is None
 
 
-def test_loading_exposes_for_the_session_and_reports_what_changed() -> None:
+def test_loading_exposes_for_the_session_and_reports_what_changed(tmp_path: Path) -> None:
     registry = _registry()
-    exposure = _exposure(registry, ToolsMode.PROGRESSIVE, denied={"mcp__git__git_commit"})
+    exposure = _exposure(tmp_path, registry, ToolsMode.PROGRESSIVE, denied={"mcp__git__git_commit"})
     before = exposure.snapshot()
     added = exposure.load(
         [registry.resolve("git_log"), registry.resolve("git_commit"), registry.resolve("lookup")]
@@ -86,15 +93,17 @@ def test_loading_exposes_for_the_session_and_reports_what_changed() -> None:
     assert "mcp__git__git_log" not in _names(exposure)
 
 
-def test_denied_tools_are_never_exposed_even_when_pinned_or_in_all_mode() -> None:
+def test_denied_tools_are_never_exposed_even_when_pinned_or_in_all_mode(tmp_path: Path) -> None:
     denied = {"mcp__git__git_commit", "mcp__time__get_current_time"}
     for mode in (ToolsMode.ALL, ToolsMode.PROGRESSIVE):
-        exposure = _exposure(_registry(), mode, pins={"mcp__git__git_commit"}, denied=denied)
+        exposure = _exposure(
+            tmp_path, _registry(), mode, pins={"mcp__git__git_commit"}, denied=denied
+        )
         assert not denied & _names(exposure)
 
 
-def test_all_mode_exposes_every_available_tool() -> None:
-    exposure = _exposure(_registry(), ToolsMode.ALL)
+def test_all_mode_exposes_every_available_tool(tmp_path: Path) -> None:
+    exposure = _exposure(tmp_path, _registry(), ToolsMode.ALL)
     assert _names(exposure) == {
         "mcp__git__git_status",
         "mcp__git__git_log",
@@ -107,26 +116,26 @@ def test_all_mode_exposes_every_available_tool() -> None:
     assert exposure.summary().mode is ToolsMode.ALL
 
 
-def test_auto_goes_progressive_when_definitions_exceed_the_budget() -> None:
+def test_auto_goes_progressive_when_definitions_exceed_the_budget(tmp_path: Path) -> None:
     registry = _registry()
     total = _all_mode_tokens(registry)
-    assert _exposure(registry, ToolsMode.AUTO, budget=total).mode is ToolsMode.ALL
-    tight = _exposure(registry, ToolsMode.AUTO, budget=total - 1)
+    assert _exposure(tmp_path, registry, ToolsMode.AUTO, budget=total).mode is ToolsMode.ALL
+    tight = _exposure(tmp_path, registry, ToolsMode.AUTO, budget=total - 1)
     assert tight.mode is ToolsMode.PROGRESSIVE
     assert _names(tight) == {"mcp__time__get_current_time"}
 
 
-def test_auto_reconsiders_when_a_server_brings_more_tools() -> None:
+def test_auto_reconsiders_when_a_server_brings_more_tools(tmp_path: Path) -> None:
     registry = _registry()
-    exposure = _exposure(registry, ToolsMode.AUTO, budget=_all_mode_tokens(registry) + 50)
+    exposure = _exposure(tmp_path, registry, ToolsMode.AUTO, budget=_all_mode_tokens(registry) + 50)
     assert exposure.mode is ToolsMode.ALL
     registry.set_tools("docs", [ToolInfo.from_mcp("docs", tool_def("lookup", "x" * 1000))])
     assert exposure.mode is ToolsMode.PROGRESSIVE
 
 
-def test_summary_counts_exposed_and_pinned() -> None:
+def test_summary_counts_exposed_and_pinned(tmp_path: Path) -> None:
     exposure = _exposure(
-        _registry(), ToolsMode.PROGRESSIVE, pins={"mcp__git__git_status", "mcp__gone__x"}
+        tmp_path, _registry(), ToolsMode.PROGRESSIVE, pins={"mcp__git__git_status", "mcp__gone__x"}
     )
     summary = exposure.summary()
     assert (summary.exposed, summary.pinned, summary.mode) == (2, 1, ToolsMode.PROGRESSIVE)

@@ -7,19 +7,22 @@ from pathlib import Path
 from mcp import Client, types
 
 from bassi.core.bridge import CallTracker
-from bassi.core.exposure import CHARS_PER_TOKEN, ToolExposure
+from bassi.core.exposure import CHARS_PER_TOKEN
 from bassi.core.meta_tools import LINE_TOKENS, LOAD_TOP, MetaTools
 from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
-from bassi.core.settings import Settings, ToolsMode
-from tests.progressive_fixtures import registry_of, tool_def
+from bassi.core.settings import ToolsMode
+from tests.progressive_fixtures import policy_of, registry_of, tool_def
 
 HOSTILE = "[bold red]Lists things\x1b[2J\x1b]0;pwned\x07 " + "very long " * 100_000
 
 
 class Harness:
     def __init__(
-        self, mode: ToolsMode = ToolsMode.PROGRESSIVE, denied: frozenset[str] = frozenset()
+        self,
+        config_dir: Path,
+        mode: ToolsMode = ToolsMode.PROGRESSIVE,
+        denied: frozenset[str] = frozenset(),
     ) -> None:
         self.registry: Registry = registry_of(
             {
@@ -37,19 +40,10 @@ class Harness:
         )
         index = ToolIndex()
         index.sync(self.registry)
-        settings = Settings(project_dir=Path("."), env={}, tools_mode=mode)
-        self.denied = denied
-        self.exposure = ToolExposure(
-            self.registry, settings, pins=lambda: (), is_denied=denied.__contains__
-        )
+        policy = policy_of(self.registry, config_dir, mode, deny=tuple(sorted(denied)))
+        self.exposure = policy.exposure
         self.changes = 0
-        self.meta = MetaTools(
-            self.registry,
-            index,
-            self.exposure,
-            denial=lambda n: "denied by the rule mcp__git__git_commit" if n in denied else None,
-            changed=self._changed,
-        )
+        self.meta = MetaTools(policy, index, changed=self._changed)
 
     async def _changed(self) -> None:
         self.changes += 1
@@ -58,8 +52,8 @@ class Harness:
         return {t.qualified_name for t in self.exposure.tools()}
 
 
-async def test_search_answers_compact_lines_and_loads_the_top_results() -> None:
-    h = Harness()
+async def test_search_answers_compact_lines_and_loads_the_top_results(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
     answer = await h.meta.call("tool_search", {"query": "repository status", "limit": 5})
     assert not answer.is_error
     head, *lines = answer.text.splitlines()
@@ -73,16 +67,20 @@ async def test_search_answers_compact_lines_and_loads_the_top_results() -> None:
     assert h.changes == 1
 
 
-async def test_search_lines_stay_compact_and_inert_with_hostile_descriptions() -> None:
-    h = Harness()
+async def test_search_lines_stay_compact_and_inert_with_hostile_descriptions(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path)
     answer = await h.meta.call("tool_search", {"query": "list things"})
     line = next(li for li in answer.text.splitlines() if li.startswith("weird/list_things"))
     assert len(line) <= LINE_TOKENS * CHARS_PER_TOKEN
     assert "\x1b" not in line and "\x07" not in line
 
 
-async def test_search_never_offers_denied_tools_and_never_loads_unavailable_ones() -> None:
-    h = Harness(denied=frozenset({"mcp__git__git_commit"}))
+async def test_search_never_offers_denied_tools_and_never_loads_unavailable_ones(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path, denied=frozenset({"mcp__git__git_commit"}))
     answer = await h.meta.call("tool_search", {"query": "status commit changes", "limit": 10})
     assert "git_commit" not in answer.text
     assert "down/down_status — Shows status of a server that is down. [server unavailable]" in (
@@ -91,24 +89,26 @@ async def test_search_never_offers_denied_tools_and_never_loads_unavailable_ones
     assert "mcp__down__down_status" not in h.exposed()
 
 
-async def test_search_with_no_match_says_so_and_suggests_broader_words() -> None:
-    h = Harness()
+async def test_search_with_no_match_says_so_and_suggests_broader_words(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
     answer = await h.meta.call("tool_search", {"query": "zebra quantum"})
     assert answer.text.startswith("No tools match 'zebra quantum'")
     assert h.exposed() == set()
     assert (await h.meta.call("tool_search", {})).is_error
 
 
-async def test_select_form_loads_exact_names_and_explains_unknown_ones() -> None:
-    h = Harness()
+async def test_select_form_loads_exact_names_and_explains_unknown_ones(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
     answer = await h.meta.call("tool_search", {"query": "select:git/git_log,calendar_events"})
     assert "Loaded, callable now: mcp__git__git_log" in answer.text
     assert "No tool 'calendar_events'. Closest: calendar/list_events" in answer.text
     assert h.exposed() == {"mcp__git__git_log"}
 
 
-async def test_load_makes_tools_visible_and_refuses_denied_unknown_and_unavailable() -> None:
-    h = Harness(denied=frozenset({"mcp__git__git_commit"}))
+async def test_load_makes_tools_visible_and_refuses_denied_unknown_and_unavailable(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path, denied=frozenset({"mcp__git__git_commit"}))
     answer = await h.meta.call(
         "tool_load",
         {"names": ["mcp__git__git_diff", "git_comit", "git/git_commit", "down_status"]},
@@ -127,8 +127,8 @@ async def test_load_makes_tools_visible_and_refuses_denied_unknown_and_unavailab
     assert h.changes == 1
 
 
-async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
-    h = Harness()
+async def test_describe_gives_the_full_schema_or_the_closest_names(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
     answer = await h.meta.call("tool_describe", {"name": "git_commit"})
     assert answer.text.startswith("mcp__git__git_commit (not loaded: load it with tool_load)")
     assert answer.text.splitlines()[2:4] == [
@@ -136,7 +136,7 @@ async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
         "- message: string — msg",
     ]
     assert '"message":{"type":"string","description":"msg"}' in answer.text
-    denied = Harness(denied=frozenset({"mcp__git__git_commit"}))
+    denied = Harness(tmp_path, denied=frozenset({"mcp__git__git_commit"}))
     answer = await denied.meta.call("tool_describe", {"name": "git_commit"})
     assert answer.text.startswith("mcp__git__git_commit (not allowed)")
     missing = await h.meta.call("tool_describe", {"name": "mcp__git__git_stat"})
@@ -144,8 +144,8 @@ async def test_describe_gives_the_full_schema_or_the_closest_names() -> None:
     assert "Closest: git/git_status" in missing.text
 
 
-async def test_active_lists_what_is_loaded_and_why() -> None:
-    h = Harness()
+async def test_active_lists_what_is_loaded_and_why(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
     assert "No tools are loaded" in (await h.meta.call("tool_active", {})).text
     await h.meta.call("tool_load", {"names": ["git_log"]})
     assert (await h.meta.call("tool_active", {})).text.splitlines() == [
@@ -154,8 +154,10 @@ async def test_active_lists_what_is_loaded_and_why() -> None:
     ]
 
 
-async def test_the_mcp_server_lists_meta_tools_only_when_visible_and_answers_calls() -> None:
-    h = Harness()
+async def test_the_mcp_server_lists_meta_tools_only_when_visible_and_answers_calls(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path)
     visible = True
     server = h.meta.server(lambda: visible, CallTracker())
     async with Client(server) as client:

@@ -1,11 +1,20 @@
-"""Permission rules behave like Claude Code's, from every place a user writes them."""
+"""Permission rules behave like Claude Code's, from every place a user writes them, and a
+rules file that cannot be read is reported with where and why (the policy then fails closed,
+see test_policy)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from bassi.core.permissions import PermissionRules, Rule, Verdict, denied_message, hidden_message
+from bassi.core.permissions import (
+    SETTINGS_SOURCE,
+    PermissionRules,
+    Rule,
+    denied_message,
+    hidden_message,
+)
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings
 
@@ -41,64 +50,61 @@ def test_rules_for_claude_codes_own_tools_never_match_an_mcp_tool() -> None:
         assert not Rule(pattern, "test").matches("mcp__bash__execute")
 
 
-def test_deny_wins_over_allow_pins_and_allowed_servers(tmp_path: Path) -> None:
-    rules = _rules(tmp_path, allow=("mcp__git",), deny=("mcp__git__git_commit",))
-    decision = rules.decide(
-        "mcp__git__git_commit", pinned={"mcp__git__git_commit"}, allowed_servers={"git"}
+def test_a_rule_matches_any_of_a_tools_names() -> None:
+    rules = _rules(Path("."), deny=("mcp__srv__rm_all",))
+    assert str(rules.denied_by(["mcp__srv__rm.all", "mcp__srv__rm_all"])) == (
+        f"mcp__srv__rm_all ({SETTINGS_SOURCE})"
     )
-    assert decision.verdict is Verdict.DENY
-    assert "mcp__git__git_commit (bassi settings)" in decision.reason
-    assert rules.decide("mcp__git__git_status").verdict is Verdict.ALLOW
+    assert rules.denied_by(["mcp__srv__rm.all"]) is None
 
 
-def test_pins_and_allowed_servers_are_approved_and_the_rest_asks(tmp_path: Path) -> None:
-    rules = _rules(tmp_path)
-    assert rules.decide("mcp__git__git_status").verdict is Verdict.ASK
-    pinned = rules.decide("mcp__git__git_status", pinned={"mcp__git__git_status"})
-    assert pinned.verdict is Verdict.ALLOW
-    by_server = rules.decide("mcp__git__git_log", allowed_servers={"git"})
-    assert by_server.verdict is Verdict.ALLOW
-    assert rules.decide("mcp__github__git_log", allowed_servers={"git"}).verdict is Verdict.ASK
-
-
-def test_project_claude_settings_rules_apply(tmp_path: Path) -> None:
+def test_project_claude_settings_rules_are_read_with_their_source(tmp_path: Path) -> None:
     _write(tmp_path, "settings.json", {"permissions": {"allow": ["mcp__time"], "deny": []}})
     _write(
         tmp_path,
         "settings.local.json",
         {"permissions": {"allow": ["mcp__memory__*"], "deny": ["mcp__time__convert_time"]}},
     )
-    rules = _rules(tmp_path)
-    assert rules.warnings == ()
-    assert rules.decide("mcp__time__get_current_time").verdict is Verdict.ALLOW
-    assert rules.decide("mcp__memory__read_graph").verdict is Verdict.ALLOW
-    denied = rules.decide("mcp__time__convert_time")
-    assert denied.verdict is Verdict.DENY
-    assert ".claude/settings.local.json" in denied.reason
+    rules = _rules(tmp_path, allow=("mcp__git",))
+    assert rules.broken == () and rules.warnings == ()
+    own, shared, local = rules.sources
+    assert (own.name, own.from_project, own.allow_patterns) == (
+        SETTINGS_SOURCE,
+        False,
+        ("mcp__git",),
+    )
+    assert (shared.name, shared.from_project) == (".claude/settings.json", True)
+    assert shared.allow_patterns == ("mcp__time",)
+    assert local.allow_patterns == ("mcp__memory__*",)
+    denied = rules.denied_by(["mcp__time__convert_time"])
+    assert str(denied) == "mcp__time__convert_time (.claude/settings.local.json)"
+    assert rules.allowed_by(["mcp__time__get_current_time"], shared) is not None
+    assert rules.allowed_by(["mcp__time__get_current_time"], local) is None
 
 
-def test_broken_claude_settings_give_a_warning_and_the_other_rules_still_apply(
-    tmp_path: Path,
-) -> None:
+def test_a_broken_settings_file_is_reported_with_where_and_why(tmp_path: Path) -> None:
     broken = _write(tmp_path, "settings.json", '{"permissions": {"deny": ["mcp__git"]\n  oops}')
     _write(tmp_path, "settings.local.json", {"permissions": {"allow": ["mcp__time"]}})
     rules = _rules(tmp_path, deny=("mcp__bash",))
-    assert len(rules.warnings) == 1
-    assert str(broken) in rules.warnings[0]
-    assert "line 2, column 3" in rules.warnings[0]
-    assert rules.decide("mcp__git__git_status").verdict is Verdict.ASK
-    assert rules.decide("mcp__time__get_current_time").verdict is Verdict.ALLOW
-    assert rules.decide("mcp__bash__execute").verdict is Verdict.DENY
+    (problem,) = rules.broken
+    assert str(broken) in problem
+    assert "line 2, column 3" in problem
+    assert "every tool call asks first" in rules.warnings[0]
+    assert rules.denied_by(["mcp__bash__execute"]) is not None
+    assert rules.sources[-1].allow_patterns == ("mcp__time",)
 
 
-def test_wrongly_shaped_permissions_are_reported_not_fatal(tmp_path: Path) -> None:
+def test_wrongly_shaped_permissions_are_broken_and_keep_what_only_restricts(
+    tmp_path: Path,
+) -> None:
     _write(tmp_path, "settings.json", {"permissions": {"allow": "mcp__git", "deny": [1, "mcp__x"]}})
     _write(tmp_path, "settings.local.json", '["not", "an", "object"]')
     rules = _rules(tmp_path)
-    assert any("'permissions.allow' is not a list" in w for w in rules.warnings)
-    assert any("entries that are not rules" in w for w in rules.warnings)
-    assert rules.decide("mcp__git__git_status").verdict is Verdict.ASK
-    assert rules.decide("mcp__x__y").verdict is Verdict.DENY
+    shaped, listed = rules.broken
+    assert "'permissions.allow' is not a list" in shaped
+    assert "'permissions.deny' has entries that are not rules" in shaped
+    assert "not a JSON object" in listed
+    assert rules.denied_by(["mcp__x__y"]) is not None
 
 
 def test_messages_tell_the_model_how_to_find_and_load_tools() -> None:
@@ -113,5 +119,5 @@ def test_messages_tell_the_model_how_to_find_and_load_tools() -> None:
 
 def test_the_runtime_reports_broken_rule_files_among_its_warnings(tmp_path: Path) -> None:
     _write(tmp_path, "settings.local.json", "{nope")
-    runtime = Runtime(Settings(project_dir=tmp_path, env={}), shipped={})
+    runtime = Runtime(Settings(project_dir=tmp_path, env=dict(os.environ)), shipped={})
     assert any("settings.local.json: invalid JSON at line 1" in w for w in runtime.warnings)

@@ -6,19 +6,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bassi.core.events import AgentEvent, TextDelta, ToolCallFinished, TurnFinished
+from bassi.core.events import TextDelta, TurnFinished
+from bassi.core.grants import Grants
 from bassi.core.registry import ServerStatus
-from bassi.core.runtime import ApprovalDecision, ApprovalRequest
+from bassi.core.runtime import ApprovalDecision
 from bassi.core.settings import Settings, ToolsMode
-from bassi.core.state import ProjectState
-from tests.conftest import descendant_pids
-from tests.progressive_fixtures import LEDGER_SERVER, running, turn, write_ledger_config
+from tests.conftest import approve_project, descendant_pids
+from tests.progressive_fixtures import (
+    LEDGER_SERVER,
+    Approvals,
+    names,
+    results,
+    running,
+    turn,
+    write_ledger_config,
+)
 from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
 
 META = {
@@ -53,32 +61,12 @@ class Ledger:
 
 
 @pytest.fixture
-def ledger(project_dir: Path, tmp_path: Path) -> Ledger:
+def ledger(agent_settings: Settings, tmp_path: Path) -> Ledger:
+    """The ledger server in the project's servers file, approved."""
     path = tmp_path / "ledger.txt"
-    write_ledger_config(project_dir, path)
+    write_ledger_config(agent_settings.project_dir, path)
+    approve_project(agent_settings)
     return Ledger(path)
-
-
-@dataclass
-class Approvals:
-    """An approval handler answering from a queue, recording what it was asked."""
-
-    answers: list[ApprovalDecision] = field(default_factory=list)
-    asked: list[ApprovalRequest] = field(default_factory=list)
-
-    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        if not self.answers:
-            pytest.fail(f"unexpected approval prompt for {request.tool.ref}")
-        return self.answers.pop(0)
-
-
-def results(events: list[AgentEvent]) -> list[ToolCallFinished]:
-    return [e for e in events if isinstance(e, ToolCallFinished)]
-
-
-def names(request: RecordedRequest) -> set[str]:
-    return set(request.tool_names)
 
 
 def ledger_processes() -> list[int]:
@@ -207,7 +195,7 @@ async def test_tools_that_are_not_loaded_or_not_approved_never_run(
     agent_settings: Settings, ledger: Ledger, scripted_model: ScriptedModel
 ) -> None:
     def unpin_behind_the_clis_back(_request: RecordedRequest) -> None:
-        ProjectState.unpin(runtime.state, READ)
+        runtime.grants.unpin(READ)
 
     scripted_model.script(
         # 1. A tool named without loading it: the CLI does not even know it.
@@ -300,9 +288,9 @@ async def test_an_agent_loaded_tool_asks_and_each_answer_does_what_it_says(
         "read",
         "total",
     ]
-    saved = ProjectState.load(agent_settings.state_dir)
+    saved = Grants.load(agent_settings)
     assert saved.pins == [RECORD]
-    assert saved.allowed_servers == ["ledger"]
+    assert saved.servers == ["ledger"]
 
 
 async def test_all_mode_exposes_every_tool_and_no_meta_tools(
@@ -395,6 +383,7 @@ async def test_claude_code_rules_of_the_project_hide_deny_and_approve_tools(
     claude_dir = agent_settings.project_dir / ".claude"
     claude_dir.mkdir()
     (claude_dir / "settings.json").write_text(json.dumps(rules))
+    approve_project(agent_settings, rules=True)
     scripted_model.script(
         reply(tool_call("mcp__bassi__tool_load", {"names": [CLOSE, READ]})),
         reply(tool_call(READ, {})),

@@ -12,15 +12,22 @@ from typing import Any
 
 import pytest
 
+from bassi.core.settings import Settings
+from tests.conftest import approve_project
 from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, write_config
 
 MARKER = new_marker()
 
 
 def run_bassi(
-    project: Path, *args: str, env: dict[str, str] | None = None
+    project: Path, *args: str, env: dict[str, str] | None = None, approved: bool = True
 ) -> subprocess.CompletedProcess[str]:
+    """``bassi ARGS`` in ``project``, whose servers file (or ``--mcp-config``) is approved
+    first unless ``approved=False``."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    if approved:
+        config = Path(args[args.index("--mcp-config") + 1]) if "--mcp-config" in args else None
+        approve_project(Settings(project_dir=project, mcp_config=config, env=env))
     result = subprocess.run(
         [sys.executable, "-m", "bassi", *args],
         cwd=project,

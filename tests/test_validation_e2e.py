@@ -19,6 +19,7 @@ import pytest
 from bassi.core.events import AgentEvent, ToolCallFinished
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings, ToolsMode
+from tests.conftest import approve_project
 from tests.discovery_fixtures import stdio_entry, write_config
 from tests.progressive_fixtures import running, turn
 from tests.scripted_model import RecordedRequest, ScriptedModel, reply, text, tool_call
@@ -42,10 +43,12 @@ class CallLog:
 
 
 @pytest.fixture
-def server_log(project_dir: Path, tmp_path: Path) -> CallLog:
+def server_log(agent_settings: Settings, tmp_path: Path) -> CallLog:
+    """The unchecked server in the project's servers file, approved."""
     log = CallLog(tmp_path / "calls.jsonl")
     entry = stdio_entry("unchecked_server.py", env={"CALLS_FILE": str(log.path)})
-    write_config(project_dir, {"unchecked": entry})
+    write_config(agent_settings.project_dir, {"unchecked": entry})
+    approve_project(agent_settings)
     return log
 
 

@@ -2,21 +2,23 @@
 
 The CLI never gets a stdio or HTTP config: it would start a second copy of each external
 server, and it would list every tool it has. Instead each proxy answers ``list_tools`` with
-only the tools exposed now (under the server's own name, so the model sees
-``mcp__<server>__<tool>``), and forwards calls over the session the catalog opened at
-discovery, one process per server.
+only the tools visible now, each under the name the model calls it by
+(``bassi.core.names``: the CLI would otherwise rewrite names itself, and let two tools share
+one), and forwards calls, mapped back to exactly one original tool, over the session the
+catalog opened at discovery, one process per server.
 
-The proxy checks every call again, so a tool the model names without loading it never runs,
-whatever path the call took to get here. Then it checks the arguments against the tool's
-input schema (``bassi.core.validation``): a malformed call is refused before the server sees
-it.
+The proxy checks every call again: the access policy must not refuse it, and the runtime's
+``can_use_tool`` must have let exactly this call through (``Admissions``). So a tool that is
+hidden, denied or unapproved never runs, whatever path the call took to get here. Then it
+checks the arguments against the tool's input schema (``bassi.core.validation``): a
+malformed call is refused before the server sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -26,7 +28,7 @@ from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 
 from bassi.core.connections import error_result
-from bassi.core.exposure import ToolExposure
+from bassi.core.policy import AccessPolicy
 from bassi.core.refusals import unmarked
 from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo, qualified_name
@@ -47,8 +49,33 @@ class ToolCaller(Protocol):
 TOOL_USE_ID = "claudecode/toolUseId"
 """The ``_meta`` key under which the CLI tells an MCP server which tool use a call is."""
 
-Refusal = Callable[[str], str | None]
-"""For a qualified tool name: the message the model gets instead of a run, or None to run."""
+
+class Admissions:
+    """Calls ``can_use_tool`` let through and no proxy has run yet, by the name called. A
+    proxy runs a call only by taking one, so nothing runs that the gate did not pass, even
+    if something made the CLI skip the gate."""
+
+    def __init__(self) -> None:
+        self._waiting: Counter[str] = Counter()
+
+    def admit(self, qualified: str) -> None:
+        self._waiting[qualified] += 1
+
+    def take(self, qualified: str) -> bool:
+        if self._waiting[qualified] <= 0:
+            return False
+        self._waiting[qualified] -= 1
+        return True
+
+    def clear(self) -> None:
+        """At the end of a turn: calls let through but never made expire."""
+        self._waiting.clear()
+
+
+NOT_ADMITTED = (
+    "The call of {name} did not pass bassi's approval, so it was not run. Call the tool "
+    "again; bassi asks the user if needed."
+)
 
 
 class CallTracker:
@@ -70,9 +97,10 @@ class CallTracker:
             self._running[server] -= 1
 
 
-def mcp_tool(tool: ToolInfo) -> types.Tool:
-    """The definition the CLI lists, as the server announced it. Annotations that do not
-    validate are dropped rather than hiding the tool."""
+def mcp_tool(tool: ToolInfo, name: str) -> types.Tool:
+    """The definition the CLI lists: as the server announced it, under ``name`` (the one
+    the model calls it by). Annotations that do not validate are dropped rather than hiding
+    the tool."""
     annotations = None
     if tool.annotations:
         try:
@@ -80,7 +108,7 @@ def mcp_tool(tool: ToolInfo) -> types.Tool:
         except ValidationError:
             annotations = None
     return types.Tool(
-        name=tool.name,
+        name=name,
         description=tool.description,
         input_schema=dict(tool.input_schema) or {"type": "object"},
         annotations=annotations,
@@ -96,30 +124,39 @@ def tool_use_id(params: types.CallToolRequestParams) -> str | None:
 
 def proxy_server(
     name: str,
-    exposure: ToolExposure,
+    policy: AccessPolicy,
     catalog: ToolCaller,
-    refusal: Refusal,
+    admissions: Admissions,
     tracker: CallTracker,
 ) -> Server[Any]:
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[mcp_tool(t) for t in exposure.tools(name)])
+        names = policy.exposure.names(name)
+        listed = []
+        for tool in policy.visible_tools(name):
+            model_name = names.model_name(tool.name)
+            if model_name is not None:
+                listed.append(mcp_tool(tool, model_name))
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if message := refusal(qualified_name(name, params.name)):
-            return error_result(message)
+        called = qualified_name(name, params.name)
+        decision = policy.decide(called)
+        if decision.refused or decision.tool is None:
+            return error_result(decision.message)
+        if not admissions.take(called):
+            return error_result(NOT_ADMITTED.format(name=called))
+        tool = decision.tool.name
         arguments = params.arguments or {}
         with tracker.running(name):
             # Validation: arguments that break the tool's input schema never reach the server.
-            if (invalid := await catalog.check_arguments(name, params.name, arguments)) is not None:
+            if (invalid := await catalog.check_arguments(name, tool, arguments)) is not None:
                 return invalid
             try:
-                result = await catalog.call_tool(
-                    name, params.name, arguments, call_id=tool_use_id(params)
-                )
+                result = await catalog.call_tool(name, tool, arguments, call_id=tool_use_id(params))
                 return unmarked(result)
             except asyncio.CancelledError:
                 raise
@@ -134,11 +171,13 @@ def proxy_server(
 
 def proxy_config(
     name: str,
-    exposure: ToolExposure,
+    policy: AccessPolicy,
     catalog: ToolCaller,
-    refusal: Refusal,
+    admissions: Admissions,
     tracker: CallTracker,
 ) -> McpSdkServerConfig:
     return McpSdkServerConfig(
-        type="sdk", name=name, instance=proxy_server(name, exposure, catalog, refusal, tracker)
+        type="sdk",
+        name=name,
+        instance=proxy_server(name, policy, catalog, admissions, tracker),
     )

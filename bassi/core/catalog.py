@@ -12,6 +12,12 @@ It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and
 this session or for good, sign in and out. What needs a person (a sign-in's browser step, a
 server's elicitation) goes through handlers the UI or the shell installs; the core never
 opens a window itself.
+
+Servers come from three places: bassi's own (in process), the user's own servers file
+(``config_dir/mcp.json``, which a repository cannot write) and the project's ``.mcp.json``
+(or ``--mcp-config``). The first two are trusted. A project server the user has not
+approved as it is now (``bassi.core.trust``) is registered as pending and never started,
+whatever entry point built the catalog, until ``approve`` is called.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -49,7 +55,16 @@ from bassi.core.secrets import mask_in_log
 from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
+from bassi.core.trust import PendingServer, ProjectTrust, Standing
 from bassi.core.validation import SchemaChecks
+
+USER_SERVERS_FILE = "mcp.json"
+"""The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
+
+
+class NotApprovedError(PermissionError):
+    """A project server the user has not approved was asked to start."""
+
 
 ShippedFactory = Callable[[Path], Any]
 """Project directory -> a fresh ``mcp.server.Server`` (or ``MCPServer``) to run in process."""
@@ -104,6 +119,7 @@ class Catalog:
         *,
         shipped: Mapping[str, ShippedFactory] | None = None,
         index: ToolIndex | None = None,
+        trust: ProjectTrust | None = None,
     ) -> None:
         if shipped is None:
             from mcp_servers import SHIPPED_SERVERS
@@ -113,29 +129,34 @@ class Catalog:
         self.registry = Registry()
         self.index = index if index is not None else ToolIndex(settings.state_dir / "index")
         self.schemas = SchemaChecks()
-        config = load_mcp_config(
+        self.trust = trust if trust is not None else ProjectTrust.load(settings)
+        user_file = settings.config_dir / USER_SERVERS_FILE
+        user = load_mcp_config(user_file, settings.env, project_dir=settings.project_dir)
+        project = load_mcp_config(
             settings.mcp_config_path,
             settings.env,
             project_dir=settings.project_dir,
             required=settings.mcp_config is not None,
         )
-        self.problems: list[ConfigProblem] = list(config.problems)
-        """Problems in the servers file, for display; the servers they name were skipped
+        self.problems: list[ConfigProblem] = [*user.problems, *project.problems]
+        """Problems in the servers files, for display; the servers they name were skipped
         (errors) or loaded anyway (warnings)."""
         self._shipped = dict(shipped)
         self._external: dict[str, ServerConfig] = {}
-        for name, server in config.servers.items():
-            if name in self._shipped:
-                self.problems.append(
-                    ConfigProblem(
-                        settings.mcp_config_path,
-                        "this name belongs to a server bassi ships; rename the entry",
-                        name,
-                    )
-                )
-            else:
+        self._trusted: set[str] = set()
+        """External servers from the user's own file."""
+        for path, config, trusted in (
+            (user_file, user, True),
+            (settings.mcp_config_path, project, False),
+        ):
+            for name, server in config.servers.items():
+                if clash := self._taken(name, user_file):
+                    self.problems.append(ConfigProblem(path, clash, name))
+                    continue
                 self._external[name] = server
                 mask_in_log(server.expanded)
+                if trusted:
+                    self._trusted.add(name)
         self._connections: dict[str, ServerConnection] = {}
         self._started = False
         self.oauth = OAuth(settings.config_dir)
@@ -148,6 +169,49 @@ class Catalog:
     def config_for(self, server: str) -> ServerConfig | None:
         """The ``.mcp.json`` entry of an external server (None for bassi's own)."""
         return self._external.get(server)
+
+    def _taken(self, name: str, user_file: Path) -> str | None:
+        if name in self._shipped:
+            return "this name belongs to a server bassi ships; rename the entry"
+        if name in self._trusted:
+            return f"your own servers file ({user_file}) defines this server; this entry is ignored"
+        return None
+
+    def approved(self, server: str) -> bool:
+        """Whether ``server`` may start: bassi's own and the user's servers always may, a
+        project server once the user approved it as it is configured now."""
+        config = self._external.get(server)
+        if config is None or server in self._trusted:
+            return True
+        return self.trust.server_standing(server, config) is Standing.APPROVED
+
+    def pending(self) -> list[PendingServer]:
+        """Project servers waiting for the user's approval (disabled ones wait for nothing)."""
+        return [
+            PendingServer(name, config.display_target, self.trust.server_standing(name, config))
+            for name, config in self._external.items()
+            if not config.disabled and not self.approved(name)
+        ]
+
+    def approve(self, servers: Iterable[str] | None = None) -> list[str]:
+        """Approve project servers (all pending ones when ``servers`` is None) as they are
+        configured now, and start them if the catalog runs. Returns the names approved.
+        Raises KeyError for a name that is no external server."""
+        names = [p.name for p in self.pending()] if servers is None else list(servers)
+        for name in names:
+            if name not in self._external:
+                raise KeyError(f"unknown server '{name}'")
+        approved = []
+        for name in names:
+            if self.approved(name):
+                continue
+            config = self._external[name]
+            self.trust.approve_server(name, config)
+            approved.append(name)
+            if self._started and not config.disabled:
+                self.registry.set_status(name, ServerStatus.CONNECTING)
+                self._connect(config)
+        return approved
 
     async def start(
         self, *, skip_known_failures: bool = False, only: set[str] | None = None
@@ -181,15 +245,22 @@ class Catalog:
         return "in-process" if config is None else display_target(config)
 
     def _register(self, name: str, config: ServerConfig, *, skip_known_failures: bool) -> None:
-        disabled = config.disabled or name in self.memory.disabled
+        """Add a server of the files to the registry and start it, unless it is disabled or
+        (a project server) waits for the user's approval."""
+        if config.disabled or name in self.memory.disabled:
+            status = ServerStatus.DISABLED
+        elif self.approved(name):
+            status = ServerStatus.CONNECTING
+        else:
+            status = ServerStatus.PENDING
         self.registry.add_server(
             name,
             Origin.EXTERNAL,
             target=display_target(config),
             always_load=config.always_load,
-            status=ServerStatus.DISABLED if disabled else ServerStatus.CONNECTING,
+            status=status,
         )
-        if disabled:
+        if status is not ServerStatus.CONNECTING:
             return
         known = self.memory.known_failure(name, identity(config)) if skip_known_failures else None
         if known is not None:
@@ -248,6 +319,8 @@ class Catalog:
         progress and result in ``calls``."""
         connection = self._connections.get(server)
         if connection is None:
+            if not self.approved(server):
+                return error_result(f"server '{server}' waits for the user's approval")
             if server in self._external or server in self._shipped:
                 return error_result(f"server '{server}' is disabled")
             return error_result(f"unknown server '{server}'")
@@ -304,6 +377,8 @@ class Catalog:
         listed, unavailable, until it is back."""
         self.reload_config()
         spec = self._spec(server)
+        if not self.approved(server):
+            raise NotApprovedError(f"server '{server}' waits for your approval")
         connection = self._connections.pop(server, None)
         if connection is not None:
             await connection.close()
@@ -321,7 +396,7 @@ class Catalog:
         self.problems = list(config.problems)
         added = []
         for name, server in config.servers.items():
-            if name in self._shipped:
+            if name in self._shipped or name in self._trusted:
                 continue
             known = name in self._external
             self._external[name] = server

@@ -1,9 +1,11 @@
-"""Which catalog tools the model sees right now, and why each one is there.
+"""Which catalog tools the model sees right now, and why each one is there: the "visible"
+half of the access policy (``bassi.core.policy``).
 
-The reason matters beyond display: a tool the user chose (all mode, pinned, core set, an
-``alwaysLoad`` server) runs without asking, while one the agent loaded itself asks the user
-once. Denied tools are never exposed, in any mode: hiding them saves the model a call that
-could only be refused.
+Visibility is about the size of the model's context only: a visible tool is not an allowed
+one, whatever the reason it is visible; whether a call runs without asking is the policy's
+``decide``. Some tools are never visible, in any mode: denied ones (hiding them saves the
+model a call that could only be refused), ones whose server is not connected, and ones whose
+name cannot reach the model as exactly that tool (see ``bassi.core.names``).
 
 Sizes are estimated as characters / 4, the same estimate the context benchmark reports.
 """
@@ -11,30 +13,29 @@ Sizes are estimated as characters / 4, the same estimate the context benchmark r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
+from bassi.core.grants import Grants
+from bassi.core.names import ServerNames
+from bassi.core.permissions import PermissionRules, Rule
 from bassi.core.registry import Registry, ToolNotFoundError
 from bassi.core.settings import Settings, ToolsMode
-from bassi.core.tools import ToolInfo
+from bassi.core.tools import ToolInfo, qualified_name
 
 CHARS_PER_TOKEN = 4
 
 
 class Reason(StrEnum):
-    """Why a tool is exposed, strongest first (a pinned core tool is reported as pinned)."""
+    """Why a tool is visible, strongest first (a pinned core tool is reported as pinned)."""
 
     ALL_MODE = "all mode"
     PINNED = "pinned"
     ALWAYS_LOAD = "alwaysLoad server"
     CORE = "core set"
     LOADED = "loaded by the agent"
-
-
-USER_CHOSEN = frozenset({Reason.ALL_MODE, Reason.PINNED, Reason.ALWAYS_LOAD, Reason.CORE})
-"""Reasons that mean the user (not the agent) put the tool in front of the model."""
 
 
 class Exposure(NamedTuple):
@@ -65,25 +66,44 @@ def definition_chars(tool: ToolInfo) -> int:
 
 
 class ToolExposure:
-    """The live exposed set. It reads pins and denial through callables so it always
-    agrees with the permission state without keeping a copy of it."""
+    """The live visible set. It reads pins from the grants and deny rules from the rules, so
+    it always agrees with them without keeping a copy."""
 
     def __init__(
-        self,
-        registry: Registry,
-        settings: Settings,
-        *,
-        pins: Callable[[], Collection[str]],
-        is_denied: Callable[[str], bool],
+        self, registry: Registry, settings: Settings, grants: Grants, rules: PermissionRules
     ) -> None:
         self._registry = registry
         self._settings = settings
-        self._pins = pins
-        self._is_denied = is_denied
+        self._grants = grants
+        self._rules = rules
         self._loaded: set[str] = set()
         self._total_tokens: int | None = None
         self._core: frozenset[str] | None = None
+        self._names: dict[str, ServerNames] = {}
         registry.subscribe(self._forget_derived)
+
+    def names(self, server: str) -> ServerNames:
+        """The model-facing names of one server's tools, worked out once per change."""
+        names = self._names.get(server)
+        if names is None:
+            try:
+                tools = self._registry.server(server).tools
+            except KeyError:
+                tools = ()
+            names = self._names[server] = ServerNames(server, [t.name for t in tools])
+        return names
+
+    def model_name(self, tool: ToolInfo) -> str | None:
+        """``mcp__<server>__<name>`` as the model calls ``tool``; None when it cannot."""
+        name = self.names(tool.server).model_name(tool.name)
+        return qualified_name(tool.server, name) if name is not None else None
+
+    def denied_by(self, tool: ToolInfo) -> Rule | None:
+        """The deny rule naming ``tool`` by either of its names, if any."""
+        names = [tool.qualified_name]
+        if (model := self.model_name(tool)) and model != tool.qualified_name:
+            names.append(model)
+        return self._rules.denied_by(names)
 
     @property
     def mode(self) -> ToolsMode:
@@ -100,7 +120,7 @@ class ToolExposure:
             chars = sum(
                 definition_chars(t)
                 for t in self._registry.tools(available_only=True)
-                if not self._is_denied(t.qualified_name)
+                if self.denied_by(t) is None
             )
             self._total_tokens = estimate_tokens(chars)
         return self._total_tokens
@@ -110,7 +130,7 @@ class ToolExposure:
         return self._view().reason(tool)
 
     def tools(self, server: str | None = None) -> list[ToolInfo]:
-        """The exposed tools, in catalog order, of one server or of all."""
+        """The visible tools, in catalog order, of one server or of all."""
         if server is None:
             candidates = self._registry.tools(available_only=True)
         else:
@@ -122,7 +142,7 @@ class ToolExposure:
         return [t for t in candidates if view.reason(t) is not None]
 
     def snapshot(self) -> dict[str, frozenset[str]]:
-        """Exposed tool names per server: comparing two snapshots says which servers the
+        """Visible tool names per server: comparing two snapshots says which servers the
         CLI must list again."""
         view = self._view()
         return {
@@ -131,8 +151,8 @@ class ToolExposure:
         }
 
     def load(self, tools: Iterable[ToolInfo]) -> list[ToolInfo]:
-        """Expose tools for the rest of this session; returns the ones that became visible
-        (denied and unavailable tools never do)."""
+        """Make tools visible for the rest of this session; returns the ones that became
+        visible (denied, unavailable and unnameable tools never do)."""
         view = self._view()
         added = []
         for tool in tools:
@@ -147,7 +167,7 @@ class ToolExposure:
         self._loaded.clear()
 
     def summary(self) -> Exposure:
-        pins = self._pins()
+        pins = set(self._grants.pins)
         exposed = self.tools()
         return Exposure(
             exposed=len(exposed),
@@ -169,25 +189,26 @@ class ToolExposure:
 
     def _view(self) -> _View:
         return _View(
+            self,
             self._registry,
-            self._is_denied,
             frozenset(self._loaded),
             self.mode,
-            frozenset(self._pins()),
+            frozenset(self._grants.pins),
             self._core_tools(),
         )
 
-    def _forget_derived(self, _server: str) -> None:
+    def _forget_derived(self, server: str) -> None:
         self._total_tokens = None
         self._core = None
+        self._names.pop(server, None)
 
 
 @dataclass(frozen=True, slots=True)
 class _View:
-    """The inputs of one exposure decision, gathered once for a whole listing."""
+    """The inputs of one visibility decision, gathered once for a whole listing."""
 
+    exposure: ToolExposure
     registry: Registry
-    is_denied: Callable[[str], bool]
     loaded: frozenset[str]
     mode: ToolsMode
     pins: frozenset[str]
@@ -195,8 +216,12 @@ class _View:
 
     def exposable(self, tool: ToolInfo) -> bool:
         """Whether anything may put the tool in front of the model: never when its server
-        is down or a rule denies it."""
-        return self.registry.is_available(tool) and not self.is_denied(tool.qualified_name)
+        is down, a rule denies it, or its name cannot reach the model as this tool."""
+        return (
+            self.registry.is_available(tool)
+            and self.exposure.names(tool.server).model_name(tool.name) is not None
+            and self.exposure.denied_by(tool) is None
+        )
 
     def reason(self, tool: ToolInfo) -> Reason | None:
         if not self.exposable(tool):

@@ -20,9 +20,10 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 
 from bassi.core.bridge import CallTracker
-from bassi.core.exposure import CHARS_PER_TOKEN, ToolExposure
+from bassi.core.exposure import CHARS_PER_TOKEN
 from bassi.core.parameters import summary
-from bassi.core.registry import Registry, ToolNotFoundError
+from bassi.core.policy import AccessPolicy
+from bassi.core.registry import ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
 from bassi.core.tools import ToolInfo, qualified_name
 
@@ -104,20 +105,14 @@ META_TOOL_NAMES = frozenset(qualified_name(SERVER_NAME, t.name) for t in TOOLS)
 
 
 class MetaTools:
-    def __init__(
-        self,
-        registry: Registry,
-        index: Searcher,
-        exposure: ToolExposure,
-        *,
-        denial: Callable[[str], str | None],
-        changed: Changed,
-    ) -> None:
-        """``denial`` answers why a tool is denied, or None when it is not."""
-        self._registry = registry
+    """Every answer names tools as the model must call them (``AccessPolicy.model_name``),
+    and every load goes through the policy's visible half."""
+
+    def __init__(self, policy: AccessPolicy, index: Searcher, *, changed: Changed) -> None:
+        self._policy = policy
+        self._registry = policy.registry
+        self._exposure = policy.exposure
         self._index = index
-        self._exposure = exposure
-        self._denial = denial
         self._changed = changed
 
     def server(self, visible: Callable[[], bool], tracker: CallTracker) -> Server[Any]:
@@ -160,7 +155,7 @@ class MetaTools:
         hits = [
             h.tool
             for h in self._index.search(query, limit=count + 5)
-            if self._denial(h.tool.qualified_name) is None
+            if self._exposure.denied_by(h.tool) is None
         ][:count]
         if not hits:
             return Answer(
@@ -171,7 +166,7 @@ class MetaTools:
         self._exposure.load(usable[:LOAD_TOP])
         await self._changed()
         loaded = [t for t in hits if self._exposure.reason(t) is not None]
-        lines = [_result_line(t, self._line_mark(t)) for t in hits]
+        lines = [_result_line(self._policy.model_ref(t), t, self._line_mark(t)) for t in hits]
         if loaded:
             head = (
                 f"{len(loaded)} of {len(hits)} loaded now, call them as "
@@ -185,13 +180,13 @@ class MetaTools:
         if not isinstance(name, str) or not name.strip():
             return Answer("Give 'name': the tool's name.", is_error=True)
         try:
-            tool = self._registry.resolve(name)
+            tool = self._policy.resolve(name)
         except ToolNotFoundError as exc:
             return Answer(_not_found(exc), is_error=True)
         state = self._line_mark(tool) or "not loaded: load it with tool_load"
         schema = json.dumps(dict(tool.input_schema), ensure_ascii=False, separators=(",", ":"))
         return Answer(
-            f"{tool.qualified_name} ({state})\n"
+            f"{self._called(tool)} ({state})\n"
             f"{clean(tool.description, max_chars=DESCRIBE_MAX_CHARS)}\n"
             f"{summary(tool)}\n"
             f"Input schema: {clean(schema, max_chars=SCHEMA_MAX_CHARS)}"
@@ -205,16 +200,19 @@ class MetaTools:
         problems: list[str] = []
         for name in wanted:
             try:
-                tool = self._registry.resolve(name)
+                tool = self._policy.resolve(name)
             except ToolNotFoundError as exc:
                 problems.append(_not_found(exc))
                 continue
-            if reason := self._denial(tool.qualified_name):
-                problems.append(f"{tool.qualified_name} is not allowed ({reason}).")
+            called = self._called(tool)
+            if rule := self._exposure.denied_by(tool):
+                problems.append(f"{called} is not allowed (denied by {rule}).")
+            elif clash := self._policy.clash(tool):
+                problems.append(f"{called} cannot be called: {clash.describe(tool.server)}.")
             elif not self._registry.is_available(tool):
                 entry = self._registry.server(tool.server)
                 why = f": {one_line(entry.error, 120)}" if entry.error else ""
-                problems.append(f"{tool.qualified_name}: server is {entry.status}{why}.")
+                problems.append(f"{called}: server is {entry.status}{why}.")
             else:
                 self._exposure.load([tool])
                 loaded.append(tool)
@@ -222,28 +220,34 @@ class MetaTools:
             await self._changed()
         lines = []
         if loaded:
-            lines.append("Loaded, callable now: " + ", ".join(t.qualified_name for t in loaded))
+            lines.append("Loaded, callable now: " + ", ".join(self._called(t) for t in loaded))
         return Answer("\n".join(lines + problems), is_error=not loaded)
 
     def active(self) -> Answer:
         tools = self._exposure.tools()
         if not tools:
             return Answer("No tools are loaded. Find some with mcp__bassi__tool_search.")
-        lines = [f"{t.qualified_name} ({self._exposure.reason(t)})" for t in tools]
+        lines = [f"{self._called(t)} ({self._exposure.reason(t)})" for t in tools]
         return Answer(f"{len(tools)} tools loaded:\n" + "\n".join(lines))
 
+    def _called(self, tool: ToolInfo) -> str:
+        """The name the model calls ``tool`` by (its own, when it has no usable one)."""
+        return one_line(self._policy.model_name(tool) or tool.qualified_name, 200)
+
     def _line_mark(self, tool: ToolInfo) -> str:
-        if self._denial(tool.qualified_name):
+        if self._exposure.denied_by(tool):
             return "not allowed"
+        if self._policy.clash(tool):
+            return "name clash: cannot be called"
         if not self._registry.is_available(tool):
             return "server unavailable"
         return "loaded" if self._exposure.reason(tool) is not None else ""
 
 
-def _result_line(tool: ToolInfo, mark: str) -> str:
+def _result_line(ref: str, tool: ToolInfo, mark: str) -> str:
     """``server/tool — summary [mark]`` within LINE_TOKENS: the summary gives way first."""
     suffix = f" [{mark}]" if mark else ""
-    head = f"{one_line(tool.ref, 160)}"
+    head = f"{one_line(ref, 160)}"
     room = LINE_TOKENS * CHARS_PER_TOKEN - len(head) - len(suffix) - len(" — ")
     summary = one_line(tool.description, room) if room >= 10 else ""
     return f"{head} — {summary}{suffix}" if summary else f"{head}{suffix}"

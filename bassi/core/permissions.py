@@ -1,23 +1,27 @@
-"""Which tool calls run without asking, which never run, and which need the user's yes.
+"""Permission rules: which tools the user's rules allow without asking, and which never run.
 
 Rules use Claude Code's syntax so a Claude Code user's rules work unchanged:
 ``mcp__git`` (every tool of a server), ``mcp__git__*`` (the same, as a wildcard),
-``mcp__git__git_status`` (one tool); ``*`` may stand for any run of characters. Rules for
-Claude Code's own tools (``Bash(npm test)``, ``Read``) never match an MCP tool, so they are
-ignored rather than refused. A deny rule wins over everything, including pins: the user who
-wrote it meant "never".
+``mcp__git__git_status`` (one tool); ``*`` may stand for any run of characters. A rule is
+matched against the name the model calls the tool by and against the tool's own name, so
+``mcp__srv__rm_all`` and ``mcp__srv__rm.all`` both name the tool ``rm.all``. Rules for Claude
+Code's own tools (``Bash(npm test)``, ``Read``) never match an MCP tool, so they are ignored
+rather than refused.
 
-Rules come from bassi's settings and from the ``permissions`` of the project's
-``.claude/settings.json`` and ``.claude/settings.local.json``. A broken file costs its rules
-and gives a warning; it never stops bassi.
+Rules come from bassi's settings (the user's own environment) and from the ``permissions`` of
+the project's ``.claude/settings.json`` and ``.claude/settings.local.json``. A project file's
+allow rules count only once the user approved them (see ``bassi.core.trust``); its deny rules
+always count. A file that cannot be read or understood fails closed: it is reported, with
+where and why, and while it is broken every call asks (``PermissionRules.broken``).
+
+How the rules combine with pins, server grants and visibility is ``bassi.core.policy``'s job.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -26,21 +30,16 @@ from bassi.core.settings import Settings
 from bassi.core.tools import QUALIFIED_PREFIX, SEPARATOR, split_qualified
 
 CLAUDE_SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+SETTINGS_SOURCE = "bassi settings"
 SEARCH_TOOL = "mcp__bassi__tool_search"
 LOAD_TOOL = "mcp__bassi__tool_load"
-
-
-class Verdict(StrEnum):
-    ALLOW = "allow"
-    DENY = "deny"
-    ASK = "ask"
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     pattern: str
     source: str
-    """Where the rule was written, for messages: ``settings`` or a file path."""
+    """Where the rule was written, for messages: ``bassi settings`` or a project file."""
 
     def matches(self, qualified: str) -> bool:
         parts = split_qualified(qualified)
@@ -56,97 +55,107 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
-    verdict: Verdict
-    reason: str
+class RulesSource:
+    """The rules of one place."""
+
+    name: str
+    """``bassi settings`` or the file's path relative to the project."""
+    allow: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+    problem: str | None = None
+    """Why the source could not be read whole; None when it was."""
+    from_project: bool = False
+    """Its allow rules need the user's approval of the project."""
+
+    @property
+    def allow_patterns(self) -> tuple[str, ...]:
+        return tuple(r.pattern for r in self.allow)
 
 
 @dataclass(frozen=True)
 class PermissionRules:
-    allow: tuple[Rule, ...] = ()
-    deny: tuple[Rule, ...] = ()
-    warnings: tuple[str, ...] = ()
-    """Problems met while reading the rule files, for the UI to show once."""
+    sources: tuple[RulesSource, ...] = ()
 
     @classmethod
     def load(cls, settings: Settings) -> PermissionRules:
-        allow = [Rule(p.strip(), "bassi settings") for p in settings.allow if p.strip()]
-        deny = [Rule(p.strip(), "bassi settings") for p in settings.deny if p.strip()]
-        warnings: list[str] = []
-        for relative in CLAUDE_SETTINGS_FILES:
-            path = settings.project_dir / relative
-            file_allow, file_deny = _read_claude_rules(path, warnings)
-            allow += [Rule(p, relative) for p in file_allow]
-            deny += [Rule(p, relative) for p in file_deny]
-        return cls(tuple(allow), tuple(deny), tuple(warnings))
+        own = RulesSource(
+            SETTINGS_SOURCE,
+            allow=_rules(settings.allow, SETTINGS_SOURCE),
+            deny=_rules(settings.deny, SETTINGS_SOURCE),
+        )
+        files = [_read_claude_rules(settings.project_dir, r) for r in CLAUDE_SETTINGS_FILES]
+        return cls((own, *(f for f in files if f is not None)))
 
-    def denied_by(self, qualified: str) -> Rule | None:
-        return _first_match(self.deny, qualified)
+    @property
+    def broken(self) -> tuple[str, ...]:
+        """What is wrong with each source that could not be read whole. While any is, no
+        call runs without asking: its allow rules may be missing, or its deny rules."""
+        return tuple(s.problem for s in self.sources if s.problem)
 
-    def allowed_by(self, qualified: str) -> Rule | None:
-        return _first_match(self.allow, qualified)
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(f"{p}; until it is fixed every tool call asks first" for p in self.broken)
 
-    def decide(
-        self,
-        qualified: str,
-        *,
-        pinned: Collection[str] = (),
-        allowed_servers: Collection[str] = (),
-    ) -> Decision:
-        """Deny rules first, then what the user approved for good (pins, servers allowed
-        "always", allow rules); anything else is for the caller to ask about."""
-        if rule := self.denied_by(qualified):
-            return Decision(Verdict.DENY, f"denied by the rule {rule}")
-        if qualified in pinned:
-            return Decision(Verdict.ALLOW, "pinned by the user")
-        parts = split_qualified(qualified)
-        if parts is not None and parts[0] in allowed_servers:
-            return Decision(Verdict.ALLOW, f"the user allowed every tool of '{parts[0]}'")
-        if rule := self.allowed_by(qualified):
-            return Decision(Verdict.ALLOW, f"allowed by the rule {rule}")
-        return Decision(Verdict.ASK, "not approved yet")
+    def denied_by(self, names: Iterable[str]) -> Rule | None:
+        """The first deny rule matching any of ``names`` (the names of one tool)."""
+        return _first_match((r for s in self.sources for r in s.deny), names)
+
+    def allowed_by(self, names: Iterable[str], source: RulesSource) -> Rule | None:
+        return _first_match(source.allow, names)
 
 
-def _first_match(rules: Iterable[Rule], qualified: str) -> Rule | None:
-    return next((r for r in rules if r.matches(qualified)), None)
+def _rules(patterns: Iterable[str], source: str) -> tuple[Rule, ...]:
+    return tuple(Rule(p.strip(), source) for p in patterns if p.strip())
 
 
-def _read_claude_rules(path: Path, warnings: list[str]) -> tuple[list[str], list[str]]:
-    """``permissions.allow`` and ``permissions.deny`` of one Claude Code settings file."""
+def _first_match(rules: Iterable[Rule], names: Iterable[str]) -> Rule | None:
+    names = list(names)
+    return next((r for r in rules if any(r.matches(n) for n in names)), None)
+
+
+def _read_claude_rules(project: Path, relative: str) -> RulesSource | None:
+    """``permissions.allow`` and ``permissions.deny`` of one Claude Code settings file; None
+    when the file does not exist."""
+    path = project / relative
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return [], []
+        return None
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot be read ({exc}); its permission rules are ignored")
-        return [], []
+        return RulesSource(relative, problem=f"{path}: cannot be read ({exc})", from_project=True)
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
-        warnings.append(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-            "its permission rules are ignored"
-        )
-        return [], []
-    permissions = data.get("permissions") if isinstance(data, dict) else None
+        where = f"invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+        return RulesSource(relative, problem=f"{path}: {where}", from_project=True)
+    if not isinstance(data, dict):
+        return RulesSource(relative, problem=f"{path}: not a JSON object", from_project=True)
+    permissions = data.get("permissions")
     if permissions is None:
-        return [], []
+        return RulesSource(relative, from_project=True)
     if not isinstance(permissions, dict):
-        warnings.append(f"{path}: 'permissions' is not an object; its rules are ignored")
-        return [], []
-    return _rule_list(path, permissions, "allow", warnings), _rule_list(
-        path, permissions, "deny", warnings
+        problem = f"{path}: 'permissions' is not an object"
+        return RulesSource(relative, problem=problem, from_project=True)
+    problems: list[str] = []
+    allow = _rule_list(permissions, "allow", problems)
+    deny = _rule_list(permissions, "deny", problems)
+    return RulesSource(
+        relative,
+        allow=tuple(Rule(p, relative) for p in allow),
+        deny=tuple(Rule(p, relative) for p in deny),
+        problem=f"{path}: " + "; ".join(problems) if problems else None,
+        from_project=True,
     )
 
 
-def _rule_list(path: Path, permissions: dict[str, Any], key: str, warnings: list[str]) -> list[str]:
+def _rule_list(permissions: dict[str, Any], key: str, problems: list[str]) -> list[str]:
     value = permissions.get(key, [])
     if not isinstance(value, list):
-        warnings.append(f"{path}: 'permissions.{key}' is not a list; ignored")
+        problems.append(f"'permissions.{key}' is not a list")
         return []
     rules = [v.strip() for v in value if isinstance(v, str) and v.strip()]
     if len(rules) != len(value):
-        warnings.append(f"{path}: 'permissions.{key}' has entries that are not rules; skipped")
+        problems.append(f"'permissions.{key}' has entries that are not rules")
     return rules
 
 
@@ -166,6 +175,22 @@ def denied_message(name: str, reason: str) -> str:
     return (
         f"The tool {name} is not allowed here ({reason}), so it was not run. Do not retry "
         f"it; find another way with {SEARCH_TOOL}, or ask the user."
+    )
+
+
+def pending_message(name: str, server: str) -> str:
+    """What the model reads when the tool's server waits for the user's approval."""
+    return (
+        f"The server '{server}' has not been approved by the user yet, so {name} was not run. "
+        f"Tell the user; they can approve it in bassi or with `bassi mcp approve {server}`."
+    )
+
+
+def unusable_message(name: str, why: str) -> str:
+    """What the model reads when a tool's name cannot name exactly one tool."""
+    return (
+        f"The tool {name} cannot be called: {why}. No tool was run. Tell the user; the "
+        "server's author has to rename the tools."
     )
 
 

@@ -60,6 +60,8 @@ def server_line(entry: ServerEntry) -> str:
     head = f"- {entry.name} ({count} tool{'s' if count != 1 else ''})"
     if entry.status is ServerStatus.FAILED:
         return f"{head}: unavailable ({one_line(entry.error or 'failed', 100)})"
+    if entry.status is ServerStatus.PENDING:
+        return f"{head}: not started, waiting for the user's approval"
     if entry.status is not ServerStatus.CONNECTED:
         return f"{head}: {entry.status}"
     about = topics(entry)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from bassi.core.offers import PromptInfo, ResourceInfo, ResourceTemplateInfo
-from bassi.core.tools import Origin, ToolInfo, split_qualified
+from bassi.core.tools import Origin, ToolInfo, split_qualified, split_reference
 
 
 class ServerStatus(StrEnum):
+    PENDING = "pending"
+    """From a project's servers file, waiting for the user's approval: never started."""
     CONNECTING = "connecting"
     INSTALLING = "installing"
     """Started through npx/uvx, which is (probably) still downloading the package."""
@@ -200,10 +202,7 @@ class Registry:
         Raises ToolNotFoundError with the closest candidates when the name is unknown or
         ambiguous."""
         name = name.strip()
-        parts = split_qualified(name)
-        if parts is None and "/" in name:
-            server, _, tool = name.partition("/")
-            parts = (server, tool)
+        parts = split_reference(name)
         if parts is not None:
             found = self.get(*parts)
             if found is not None:

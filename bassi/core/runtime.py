@@ -1,9 +1,11 @@
-"""The one object the UI holds: catalog, permissions, exposure and the agent session, wired.
+"""The one object the UI holds: catalog, access policy, grants and the agent session, wired.
 
-The CLI's ``allowed_tools`` stays empty. It is fixed when the CLI connects, while bassi's
-allowed set changes all the time (pins, "always" answers, tools the agent loads), so every
-call goes through ``can_use_tool``, which reads the live state. The proxies check every call
-again (see ``bassi.core.bridge``), so no path runs a tool that is hidden or denied.
+The CLI's ``allowed_tools`` stays empty. It is fixed when the CLI connects, while what runs
+without asking changes all the time (pins, "always" answers, approved projects), so every
+call goes through ``can_use_tool``, which asks the access policy (``bassi.core.policy``) and,
+when the policy says so, the user. The proxies check every call again and run only calls the
+gate let through (see ``bassi.core.bridge``), so no path runs a tool that is hidden, denied or
+not approved.
 
 What the model sees is re-listed whenever it changes: the Runtime compares what each server
 would list now with what the CLI listed last and toggles the servers that differ. Inside a
@@ -32,11 +34,11 @@ from claude_agent_sdk.types import (
 )
 from mcp.server import Server
 
-from bassi.core.bridge import CallTracker, proxy_config
+from bassi.core.bridge import Admissions, CallTracker, proxy_config
 from bassi.core.catalog import Catalog
 from bassi.core.connections import ElicitationHandler, OfferError
 from bassi.core.events import AgentEvent, ToolCallFinished
-from bassi.core.exposure import USER_CHOSEN, Exposure, ToolExposure
+from bassi.core.exposure import Exposure
 from bassi.core.history import EXCHANGES_SHOWN, History, load_history
 from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS, MetaTools
 from bassi.core.offer_text import (
@@ -47,21 +49,16 @@ from bassi.core.offer_text import (
     resource_references,
 )
 from bassi.core.offers import PromptInfo
-from bassi.core.permissions import (
-    PermissionRules,
-    Verdict,
-    denied_message,
-    hidden_message,
-    unavailable_message,
-)
+from bassi.core.permissions import RulesSource
+from bassi.core.policy import AccessPolicy, Decision, Verdict
 from bassi.core.prompt import build_system_prompt
 from bassi.core.registry import ToolNotFoundError
-from bassi.core.safe_text import one_line
 from bassi.core.search import SearchHit
 from bassi.core.session import AgentSession, recent_sessions
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.state import ProjectState
 from bassi.core.tools import ToolInfo, qualified_name, split_qualified
+from bassi.core.trust import PendingServer
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +82,10 @@ class ApprovalDecision(StrEnum):
 class ApprovalRequest:
     tool: ToolInfo
     arguments: dict[str, Any]
+    decision: Decision
+    """Why the policy asks (its reason, and what changed since a grant that lapsed)."""
+    called: str
+    """The name the model called the tool by."""
 
 
 ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
@@ -106,19 +107,17 @@ class Runtime:
         self.settings = settings
         self.catalog = Catalog(settings, shipped=shipped)
         self.state = ProjectState.load(settings.state_dir)
-        self.rules = PermissionRules.load(settings)
         self.approval_handler: ApprovalHandler | None = None
         registry = self.catalog.registry
-        self._exposure = ToolExposure(
-            registry, settings, pins=lambda: self.state.pins, is_denied=self._is_denied
+        self.policy = AccessPolicy.load(
+            registry, settings, self.catalog.trust, own_tools=META_TOOL_NAMES
         )
-        self._meta = MetaTools(
-            registry,
-            self.catalog.index,
-            self._exposure,
-            denial=self._denial,
-            changed=self._sync_exposure,
-        )
+        self.grants = self.policy.grants
+        self.rules = self.policy.rules
+        self._exposure = self.policy.exposure
+        self._ignored = self._ignored_grants()
+        self._meta = MetaTools(self.policy, self.catalog.index, changed=self._sync_exposure)
+        self._admissions = Admissions()
         self._tracker = CallTracker()
         self._in_turn = False
         self._started = False
@@ -144,14 +143,49 @@ class Runtime:
 
     @property
     def warnings(self) -> list[str]:
-        """Problems with the user's files (rules, state) to show once."""
+        """Problems with the user's files (rules, state, grants) to show once."""
         clash = [
             f"the server name '{SERVER_NAME}' is bassi's own (its meta-tools); the agent "
             "cannot use that server: rename it in the servers file"
             for entry in self.catalog.registry.servers()
             if entry.name == SERVER_NAME
         ]
-        return [*self.state.warnings, *self.rules.warnings, *clash]
+        return [
+            *self.state.warnings,
+            *self.grants.warnings,
+            *self.catalog.trust.warnings,
+            *self.rules.warnings,
+            *self._ignored,
+            *clash,
+        ]
+
+    def _ignored_grants(self) -> list[str]:
+        """Once per content: grants in the project's ``.bassi/state.json`` do nothing now."""
+        ignored = self.state.ignored_grants
+        if not ignored or self.grants.noticed("ignored-project-grants", "\n".join(ignored)):
+            return []
+        return [
+            f"{self.settings.state_dir / 'state.json'} grants {', '.join(ignored)}; a file in "
+            "the project can no longer grant anything, so these are not honoured. Pin the "
+            "tools you want with /tool <name>: pins now live in your own bassi directory."
+        ]
+
+    # Project trust
+
+    def pending(self) -> tuple[list[PendingServer], list[RulesSource]]:
+        """What in this project waits for the user's approval: servers from its servers
+        file, and settings files with allow rules."""
+        return self.catalog.pending(), self.policy.pending_rules()
+
+    def approve_project(self) -> list[str]:
+        """Approve every pending server (they start at once) and every pending rules file.
+        Returns what was approved, for display."""
+        approved = self.catalog.approve()
+        for source in self.policy.pending_rules():
+            self.catalog.trust.approve_rules(source.name, source.allow_patterns)
+            approved.append(source.name)
+        self._sync_soon()
+        return approved
 
     async def start(self) -> None:
         """Start discovering servers; returns at once, servers fill in as they connect.
@@ -166,24 +200,28 @@ class Runtime:
         return self.catalog.index.search(query, limit=limit, server=server)
 
     def resolve(self, name: str) -> ToolInfo:
-        return self.catalog.registry.resolve(name)
+        return self.policy.resolve(name)
 
     def pin(self, tool: ToolInfo | str) -> None:
-        """Pin a tool: visible from the next request on and run without asking. Persisted."""
+        """Pin a tool as it is defined now: visible from the next request on and run without
+        asking while its definition stays the same. Persisted in the user's directory."""
         info = self.resolve(tool) if isinstance(tool, str) else tool
-        self.state.pin(info.qualified_name)
+        self.grants.pin(info)
         self._sync_soon()
 
     def unpin(self, tool: ToolInfo | str) -> None:
         qualified = tool.qualified_name if isinstance(tool, ToolInfo) else self._qualify(tool)
-        self.state.unpin(qualified)
+        self.grants.unpin(qualified)
         self._sync_soon()
+
+    def is_pinned(self, tool: ToolInfo) -> bool:
+        return self.grants.pin_of(tool.qualified_name) is not None
 
     def pinned(self) -> list[ToolInfo]:
         """Pinned tools, in pin order; a pin whose server has not announced it (yet) is
         still listed, by name."""
         out = []
-        for qualified in self.state.pins:
+        for qualified in self.grants.pins:
             parts = split_qualified(qualified)
             if parts is None:
                 continue
@@ -191,7 +229,7 @@ class Runtime:
         return out
 
     def exposure(self) -> Exposure:
-        summary = self._exposure.summary()
+        summary = self.policy.summary()
         meta = len(TOOLS) if summary.mode is ToolsMode.PROGRESSIVE else 0
         return Exposure(summary.exposed + meta, summary.pinned, summary.mode)
 
@@ -241,6 +279,7 @@ class Runtime:
                 yield event
         finally:
             self._in_turn = False
+            self._admissions.clear()
 
     def _with_full_result(self, event: ToolCallFinished) -> ToolCallFinished:
         """The CLI flattens a tool's result for the model; the server's own result (kept
@@ -306,64 +345,42 @@ class Runtime:
     async def can_use_tool(
         self, name: str, arguments: dict[str, Any], _context: ToolPermissionContext
     ) -> PermissionResult:
-        """The CLI asks here before every tool call (``allowed_tools`` is empty)."""
-        if message := self._refusal(name):
-            return PermissionResultDeny(message=message)
-        if name in META_TOOL_NAMES:
-            return PermissionResultAllow()
-        tool = self.resolve(name)
-        decision = self.rules.decide(
-            name, pinned=self.state.pins, allowed_servers=self.state.allowed_servers
-        )
-        if decision.verdict is Verdict.ALLOW or self._exposure.reason(tool) in USER_CHOSEN:
-            return PermissionResultAllow()
-        return await self._ask(tool, arguments)
+        """The CLI asks here before every tool call (``allowed_tools`` is empty): the policy
+        decides, and asks the user when it says so. A call let through is admitted for the
+        proxy, which runs nothing else."""
+        decision = self.policy.decide(name)
+        if decision.refused:
+            return PermissionResultDeny(message=decision.message)
+        if decision.verdict is not Verdict.ALLOW:
+            if decision.tool is None:
+                return PermissionResultDeny(message=f"No tool {name} exists; nothing was run.")
+            refused = await self._ask(name, decision, decision.tool, arguments)
+            if refused is not None:
+                return refused
+        self._admissions.admit(name)
+        return PermissionResultAllow()
 
-    async def _ask(self, tool: ToolInfo, arguments: dict[str, Any]) -> PermissionResult:
+    async def _ask(
+        self, called: str, decision: Decision, tool: ToolInfo, arguments: dict[str, Any]
+    ) -> PermissionResultDeny | None:
+        """The user's answer: None to run, else the refusal the model reads."""
         handler = self.approval_handler
         if handler is None:
             return PermissionResultDeny(
-                message=f"{tool.qualified_name} needs the user's approval and nobody can give "
-                f"it now, so it was not run. The user can pin it with /tool {tool.ref}."
+                message=f"{called} needs the user's approval and nobody can give it now, so "
+                f"it was not run. The user can pin it with /tool {tool.ref}."
             )
-        choice = await handler(ApprovalRequest(tool, dict(arguments)))
+        choice = await handler(ApprovalRequest(tool, dict(arguments), decision, called))
         if choice is ApprovalDecision.DENY:
             return PermissionResultDeny(
-                message=f"The user declined {tool.qualified_name}; it was not run. Do not "
-                "retry it unless the user asks."
+                message=f"The user declined {called}; it was not run. Do not retry it unless "
+                "the user asks."
             )
         if choice is ApprovalDecision.ALWAYS_TOOL:
             self.pin(tool)
         elif choice is ApprovalDecision.ALWAYS_SERVER:
-            self.state.allow_server(tool.server)
-        return PermissionResultAllow()
-
-    def _refusal(self, qualified: str) -> str | None:
-        """Why a call must not run, or None. Checked by ``can_use_tool`` and again by the
-        proxies, so hidden or denied tools never run, whatever the path."""
-        if reason := self._denial(qualified):
-            return denied_message(qualified, reason)
-        if qualified in META_TOOL_NAMES:
-            return None
-        parts = split_qualified(qualified)
-        tool = self.catalog.registry.get(*parts) if parts else None
-        if tool is not None and not self.catalog.registry.is_available(tool):
-            entry = self.catalog.registry.server(tool.server)
-            why = one_line(entry.error or str(entry.status), 300)
-            return unavailable_message(qualified, tool.server, why)
-        if tool is None or self._exposure.reason(tool) is None:
-            return self._hidden(qualified)
+            self.grants.allow_server(tool.server, self.catalog.registry.server(tool.server).tools)
         return None
-
-    def _hidden(self, name: str) -> str:
-        return hidden_message(name, self.catalog.registry.closest(name, limit=3))
-
-    def _denial(self, qualified: str) -> str | None:
-        rule = self.rules.denied_by(qualified)
-        return f"denied by {rule}" if rule else None
-
-    def _is_denied(self, qualified: str) -> bool:
-        return self.rules.denied_by(qualified) is not None
 
     def _qualify(self, name: str) -> str:
         if split_qualified(name):
@@ -409,7 +426,7 @@ class Runtime:
             if entry.name == SERVER_NAME:
                 continue
             servers[entry.name] = proxy_config(
-                entry.name, self._exposure, self.catalog, self._refusal, self._tracker
+                entry.name, self.policy, self.catalog, self._admissions, self._tracker
             )
         return servers
 

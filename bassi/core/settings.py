@@ -43,6 +43,8 @@ class Settings:
     """Tools always exposed in progressive mode (refs or qualified names)."""
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    auto_approve_read_only: bool = False
+    """Run tools that declare themselves read-only (and not destructive) without asking."""
     continue_session: bool = False
     tool_timeout: float = 600.0
     """Seconds an external tool call may run before bassi gives up on it (``BASSI_TOOL_TIMEOUT``;
@@ -116,6 +118,12 @@ class Settings:
         ):
             if listed := env.get(variable):
                 values[key] = tuple(n.strip() for n in listed.split(",") if n.strip())
+        if read_only := env.get("BASSI_AUTO_APPROVE_READ_ONLY"):
+            if read_only not in ("0", "1"):
+                raise SettingsError(
+                    f"BASSI_AUTO_APPROVE_READ_ONLY={read_only!r}: use 1 (on) or 0 (off)"
+                )
+            values["auto_approve_read_only"] = read_only == "1"
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
 

@@ -1,5 +1,9 @@
-"""What bassi remembers per project between runs: pinned tools, servers the user allowed for
-good, and the input history.
+"""What bassi remembers per project between runs in ``<project>/.bassi/``: the input history.
+
+Nothing here grants anything: a repository can ship ``.bassi/``. Pins and servers allowed
+"always" live in the user's own directory (``bassi.core.grants``). Older versions of bassi
+kept them in ``.bassi/state.json``; such entries are read only to tell the user once that
+they are no longer honoured.
 
 Files live in ``<project>/.bassi/``. Every write goes to a temporary file that is renamed over
 the old one, so a crash mid-write never leaves half a file. A file that cannot be read is
@@ -38,7 +42,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def _read_json(path: Path, expected: type, warnings: list[str]) -> Any:
+def read_json(path: Path, expected: type, warnings: list[str]) -> Any:
     """The file's content, or None when missing; a corrupt file is set aside with a warning."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -70,47 +74,26 @@ def _strings(value: Any) -> list[str]:
 @dataclass
 class ProjectState:
     directory: Path
-    pins: list[str] = field(default_factory=list)
-    """Qualified tool names (``mcp__server__tool``) the user pinned."""
-    allowed_servers: list[str] = field(default_factory=list)
-    """Servers whose every tool the user allowed "always" in the approval prompt."""
     history: list[str] = field(default_factory=list)
+    ignored_grants: list[str] = field(default_factory=list)
+    """Pins and allowed servers found in an old ``state.json``: not honoured."""
     warnings: list[str] = field(default_factory=list)
     """Problems met while loading, for the UI to show once."""
 
     @classmethod
     def load(cls, directory: Path) -> ProjectState:
         warnings: list[str] = []
-        state = _read_json(directory / STATE_FILE, dict, warnings) or {}
-        history = _read_json(directory / HISTORY_FILE, list, warnings) or []
+        state = read_json(directory / STATE_FILE, dict, warnings) or {}
+        history = read_json(directory / HISTORY_FILE, list, warnings) or []
         return cls(
             directory=directory,
-            pins=_strings(state.get("pins")),
-            allowed_servers=_strings(state.get("allowed_servers")),
             history=_strings(history)[-HISTORY_LIMIT:],
+            ignored_grants=[
+                *_strings(state.get("pins")),
+                *(f"every tool of '{s}'" for s in _strings(state.get("allowed_servers"))),
+            ],
             warnings=warnings,
         )
-
-    def pin(self, qualified: str) -> bool:
-        """Returns False when it was pinned already."""
-        if qualified in self.pins:
-            return False
-        self.pins.append(qualified)
-        self._save_state()
-        return True
-
-    def unpin(self, qualified: str) -> bool:
-        """Returns False when it was not pinned."""
-        if qualified not in self.pins:
-            return False
-        self.pins.remove(qualified)
-        self._save_state()
-        return True
-
-    def allow_server(self, server: str) -> None:
-        if server not in self.allowed_servers:
-            self.allowed_servers.append(server)
-            self._save_state()
 
     def add_history(self, line: str) -> None:
         """Remember an input line; an immediate repeat is stored once, like a shell does."""
@@ -119,9 +102,3 @@ class ProjectState:
         self.history.append(line)
         del self.history[:-HISTORY_LIMIT]
         write_json_atomic(self.directory / HISTORY_FILE, self.history)
-
-    def _save_state(self) -> None:
-        write_json_atomic(
-            self.directory / STATE_FILE,
-            {"pins": self.pins, "allowed_servers": self.allowed_servers},
-        )

@@ -46,6 +46,15 @@ def split_qualified(name: str) -> tuple[str, str] | None:
     return server, tool
 
 
+def split_reference(name: str) -> tuple[str, str] | None:
+    """``mcp__server__tool`` or ``server/tool`` -> ``(server, tool)``; None for a bare name."""
+    parts = split_qualified(name)
+    if parts is None and "/" in name:
+        server, _, tool = name.partition("/")
+        parts = (server, tool)
+    return parts
+
+
 @dataclass(frozen=True, slots=True)
 class ToolInfo:
     """A tool as its server announced it. Descriptions are kept verbatim: displaying them

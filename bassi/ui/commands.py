@@ -66,6 +66,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "MCP servers: status, errors; reconnect, enable/disable, sign in/out",
         "command_mcp",
     ),
+    SlashCommand(
+        "approve",
+        "/approve",
+        "Review this project's servers and rules, and approve them",
+        "command_approve",
+    ),
     SlashCommand("cost", "/cost", "Tokens and cost of this session", "command_cost"),
     SlashCommand("resume", "/resume", "Pick a recent conversation to continue", "command_resume"),
     SlashCommand("clear", "/clear", "Clear the chat log", "command_clear"),

@@ -17,7 +17,7 @@ from mcp.server import Server, ServerRequestContext
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings
 from bassi.ui.app import BassiApp
-from tests.conftest import TEST_MODEL, make_agent_env
+from tests.conftest import TEST_MODEL, approve_project, make_agent_env
 
 SERVERS = Path(__file__).parent / "servers"
 
@@ -100,15 +100,21 @@ AppFactory = Callable[..., BassiApp]
 def make_app(project: Path, offline_env: dict[str, str]) -> AppFactory:
     """``make_app(**settings)``: a fresh app over a fresh runtime for ``project`` (call it
     again for an "app restart": the state on disk is all that carries over). Without an
-    ``env`` override there is no API key."""
+    ``env`` override there is no API key. The project's servers are approved first, unless
+    ``approved=False``; bassi's own servers are the scratch pad unless ``shipped`` says."""
 
-    def make(**overrides: Any) -> BassiApp:
+    def make(
+        *, approved: bool = True, shipped: Mapping[str, Any] | None = None, **overrides: Any
+    ) -> BassiApp:
         values: dict[str, Any] = {
             "project_dir": project,
             "model": TEST_MODEL,
             "env": offline_env,
         } | overrides
-        runtime = Runtime(Settings(**values), shipped={"scratch": scratch_server})
-        return BassiApp(runtime)
+        settings = Settings(**values)
+        if approved:
+            approve_project(settings)
+        own = shipped if shipped is not None else {"scratch": scratch_server}
+        return BassiApp(Runtime(settings, shipped=own))
 
     return make

@@ -3,7 +3,7 @@ state files. No API key here: everything in this file works without a model."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +12,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from bassi.core.grants import Grants
+from bassi.core.settings import Settings
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.widgets.catalog import CatalogView
@@ -42,8 +44,10 @@ async def settled(app: BassiApp) -> AsyncIterator[Pilot[int]]:
 
 
 def pins(project: Path) -> list[str]:
-    state = project / ".bassi" / "state.json"
-    return json.loads(state.read_text())["pins"] if state.exists() else []
+    """The project's pins, as stored in the user's own bassi directory (and nowhere in the
+    project: ``.bassi/state.json`` never holds one)."""
+    assert not (project / ".bassi" / "state.json").exists()
+    return Grants.load(Settings(project_dir=project, env=dict(os.environ))).pins
 
 
 async def test_catalog_shows_at_once_slow_server_fills_in_failed_shows_reason(

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bassi.core.registry import Registry, ServerStatus
+from bassi.core.search import SearchHit
 from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.widgets.catalog import PREVIEW_TOOLS, CatalogView, ServerGroup
+from bassi.ui.widgets.search_results import SearchResults
+from bassi.ui.widgets.tool_card import ToolCard
+from tests.progressive_fixtures import policy_of, registry_of, tool_def
 from tests.ui.helpers import WidgetHost, screen_text
 
 
@@ -82,3 +88,48 @@ async def test_no_servers_says_how_to_add_them() -> None:
         text = screen_text(app)
         assert "No MCP servers configured" in text
         assert "⚠ server 'x': missing 'command'" in text
+
+
+async def test_clashing_and_look_alike_names_are_shown_for_what_they_are(tmp_path: Path) -> None:
+    registry = registry_of(
+        {"tricky": [tool_def("rm.all"), tool_def("rm_all"), tool_def("exec\u200bute")]}
+    )
+    policy = policy_of(registry, tmp_path)
+    tool = registry.resolve("tricky/rm.all")
+    app = WidgetHost(lambda: CatalogView(registry, policy=policy), lambda: ToolCard(tool, policy))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "rm.all (name clash: cannot be called), rm_all (name clash" in text
+        assert "exec⟨U+200B⟩ute" in text and "execute" not in text
+        assert "Cannot be called: 'rm_all' of the same server also reach the model as" in text
+
+
+async def test_a_pending_server_says_it_waits_for_approval_and_what_it_would_run() -> None:
+    registry = Registry()
+    registry.add_server(
+        "fresh", Origin.EXTERNAL, target="npx fresh-server", status=ServerStatus.PENDING
+    )
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "fresh  waiting for your approval (/approve)  npx fresh-server" in text
+        assert "0 tools available on 1 server · 1 waiting for approval" in text
+
+
+async def test_search_results_show_what_each_server_declares_about_its_tool() -> None:
+    tool = ToolInfo(
+        "files",
+        "read_file",
+        "Read a file.",
+        annotations={"readOnlyHint": True, "openWorldHint": False, "title": "Read"},
+    )
+    wiper = ToolInfo("files", "wipe", "Delete it all.", annotations={"destructiveHint": True})
+    hits = [SearchHit(tool, 2.0, ("read",)), SearchHit(wiper, 1.0, ())]
+    app = WidgetHost(lambda: SearchResults(hits))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[read-only, closed world] Read a file." in text
+        assert "[destructive] Delete it all." in text

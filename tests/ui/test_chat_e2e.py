@@ -160,7 +160,7 @@ async def test_approval_modal_deny_allow_once_and_always(
             text_on_screen = screen_text(app)
             assert "The agent wants to run search_notes on server notes" in text_on_screen
             assert "python notes_server.py" in text_on_screen
-            assert 'word="milk"' in text_on_screen
+            assert '"word": "milk"' in text_on_screen
             await pilot.press(key)
             await turn_done(pilot, app, answer)
 
@@ -168,7 +168,7 @@ async def test_approval_modal_deny_allow_once_and_always(
         assert [b.is_error for b in blocks] == [True, False, False]
         assert "declined" in (blocks[0].result or "")
         assert "nothing found" in (blocks[1].result or "")
-        assert app.runtime.state.pins == ["mcp__notes__search_notes"]
+        assert app.runtime.grants.pins == ["mcp__notes__search_notes"]
 
         await submit(pilot, "four")
         await turn_done(pilot, app, "No question this time.")
@@ -178,7 +178,7 @@ async def test_approval_modal_deny_allow_once_and_always(
         await wait_for(pilot, lambda: "run list_notes" in screen_text(app), 60, "modal")
         await pilot.press("s")
         await turn_done(pilot, app, "Whole server.")
-        assert app.runtime.state.allowed_servers == ["notes"]
+        assert app.runtime.grants.servers == ["notes"]
         await submit(pilot, "six")
         await turn_done(pilot, app, "Server allowed.")
         added = app.screen.query(ToolCallBlock).last()

@@ -3,6 +3,8 @@ ANSI escapes and control characters in it must not style, act, or move the curso
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 
 from bassi.core.registry import Registry, ServerStatus
@@ -13,6 +15,7 @@ from bassi.ui.widgets.messages import AssistantMessage, UserMessage
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
+from tests.progressive_fixtures import policy_of
 from tests.ui.helpers import WidgetHost, screen_text, styles_of
 
 HOSTILE = "[bold red]LOUD[/] [@click=app.quit]quit[/] \x1b[2J\x1b[31mansi\x1b[0m bell\x07 end"
@@ -40,8 +43,12 @@ def _assert_inert(app: WidgetHost, minimum: int = 1) -> None:
         assert style.meta.get("@click") is None
 
 
-async def test_tool_card_shows_hostile_description_and_schema_literally() -> None:
-    app = WidgetHost(lambda: ToolCard(HOSTILE_TOOL, pinned=False))
+async def test_tool_card_shows_hostile_description_and_schema_literally(tmp_path: Path) -> None:
+    registry = Registry()
+    registry.add_server("evil", Origin.EXTERNAL)
+    registry.set_tools("evil", [HOSTILE_TOOL])
+    policy = policy_of(registry, tmp_path)
+    app = WidgetHost(lambda: ToolCard(HOSTILE_TOOL, policy))
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         _assert_inert(app, minimum=3)  # description (2 lines) and the parameter description

@@ -32,6 +32,7 @@ from bassi.core.events import TextDelta
 from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
 from bassi.core.offers import PromptInfo
 from bassi.core.registry import ToolNotFoundError
+from bassi.core.reveal import reveal
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
 from bassi.core.tools import ToolInfo
 from bassi.ui.commands import (
@@ -52,6 +53,7 @@ from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.resume import ResumeScreen, session_title, when
 from bassi.ui.screens.servers import OpenUrl, ServerManagerScreen, open_in_browser
 from bassi.ui.screens.tool_card import ToolCardScreen
+from bassi.ui.screens.trust import TrustScreen
 from bassi.ui.transcript import SessionTotals, Transcript, error_notice, replayed
 from bassi.ui.widgets.catalog import CatalogView
 from bassi.ui.widgets.chat_log import ChatLog
@@ -114,6 +116,9 @@ class ChatScreen(Screen[None]):
         self.show_status()
         self.query_one(PromptInput).focus()
         self.start_runtime()
+        servers, rules = self.runtime.pending()
+        if servers or rules:
+            self.review_project()
 
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
@@ -139,7 +144,35 @@ class ChatScreen(Screen[None]):
 
     def _catalog(self) -> CatalogView:
         catalog = self.runtime.catalog
-        return CatalogView(catalog.registry, [str(p) for p in catalog.problems])
+        return CatalogView(
+            catalog.registry, [str(p) for p in catalog.problems], self.runtime.policy
+        )
+
+    @work(group="trust", exclusive=True, exit_on_error=False)
+    async def review_project(self) -> None:
+        """Ask whether this project's own servers may start and its allow rules count."""
+        servers, rules = self.runtime.pending()
+        if not servers and not rules:
+            await self.log_widget.add(Notice("Nothing in this project waits for your approval."))
+            return
+        if await self.app.push_screen_wait(TrustScreen(servers, rules)):
+            approved = self.runtime.approve_project()
+            text = f"Approved {', '.join(approved)}." if approved else "Nothing left to approve."
+            if servers:
+                text += " Its servers are starting."
+            await self.log_widget.add(Notice(plain(text)))
+        else:
+            names = [s.name for s in servers] + [r.name for r in rules]
+            await self.log_widget.add(
+                Notice(
+                    plain(
+                        f"Not approved: {', '.join(names)}. Nothing of it runs or counts. "
+                        "/approve asks again; `bassi mcp approve` approves from a shell."
+                    ),
+                    "warning",
+                )
+            )
+        self.show_status()
 
     @work(group="runtime", exit_on_error=False)
     async def start_runtime(self) -> None:
@@ -409,7 +442,9 @@ class ChatScreen(Screen[None]):
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
         for tool in pinned:
-            table.add_row(plain_text(tool.ref, max_chars=100), plain_text(tool.summary[:100]))
+            table.add_row(
+                plain_text(reveal(tool.ref), max_chars=100), plain_text(tool.summary[:100])
+            )
         heading = Notice(f"Pinned tools ({len(pinned)})")
         await self.log_widget.add(heading, Static(table, classes="pinned-list"))
 
@@ -418,15 +453,20 @@ class ChatScreen(Screen[None]):
         if tool is None:
             return
         already = self._is_pinned(tool)
+        was = self.runtime.policy.allowance(tool)
         self.runtime.pin(tool)
         card = ToolCard(
             tool,
-            pinned=True,
+            self.runtime.policy,
             available=self._available(tool),
             schemas=self.runtime.catalog.schemas,
         )
         await self.log_widget.add(card)
-        if already:
+        if was.changed:
+            await self.log_widget.add(
+                Notice(plain(f"Pinned again as it is defined now ({was.reason}).")),
+            )
+        elif already:
             await self.log_widget.add(Notice("It was pinned already."))
         self.show_status()
 
@@ -459,7 +499,10 @@ class ChatScreen(Screen[None]):
         return self.runtime.catalog.registry.is_available(tool)
 
     def _is_pinned(self, tool: ToolInfo) -> bool:
-        return tool.qualified_name in self.runtime.state.pins
+        return self.runtime.is_pinned(tool)
+
+    async def command_approve(self, _argument: str) -> None:
+        self.review_project()
 
     async def command_mcp(self, _argument: str) -> None:
         await self.app.push_screen(ServerManagerScreen(self.runtime.catalog, self.open_url))
@@ -538,7 +581,7 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(
             ToolCardScreen(
                 tool,
-                pinned=self._is_pinned(tool),
+                self.runtime.policy,
                 available=self._available(tool),
                 toggle_pin=self.toggle_pin,
                 schemas=self.runtime.catalog.schemas,

@@ -3,7 +3,8 @@
 A table of servers (live: it follows the registry) and, for the highlighted one, where it runs
 (secrets masked), its last error with the stderr tail, skipped tools, and the actions that
 make sense for its state, each on a key shown in the footer: reconnect (re-reading
-``.mcp.json``), disable or enable for this session or for good, sign in or out. The actions
+``.mcp.json``), disable or enable for this session or for good, sign in or out, approve a
+project server that waits for approval. The actions
 run in workers, so a slow server never blocks the screen.
 """
 
@@ -46,6 +47,7 @@ class ServerManagerScreen(ModalScreen[None]):
         Binding("D", "disable(True)", "Disable for good"),
         Binding("e", "enable(False)", "Enable"),
         Binding("E", "enable(True)", "Enable for good"),
+        Binding("a", "approve", "Approve"),
         Binding("s", "sign_in", "Sign in"),
         Binding("o", "sign_out", "Sign out"),
         Binding("escape", "dismiss", "Close"),
@@ -141,6 +143,10 @@ class ServerManagerScreen(ModalScreen[None]):
             lines.append(plain(entry.detail, "$text-warning", max_chars=600))
         if entry.status is ServerStatus.NEEDS_AUTH:
             lines.append(Content.styled("Needs sign-in: press s to sign in.", "$text-warning"))
+        elif entry.status is ServerStatus.PENDING:
+            lines.append(
+                Content.styled("Waits for your approval: press a to approve.", "$text-warning")
+            )
         elif entry.error:
             lines.append(plain(entry.error, "$text-error", max_chars=4_000))
         lines += [plain(f"⚠ {w}", "$text-warning", max_chars=600) for w in entry.warnings]
@@ -155,6 +161,11 @@ class ServerManagerScreen(ModalScreen[None]):
             return False
         disabled = entry.status is ServerStatus.DISABLED
         http = isinstance(self.catalog.config_for(entry.name), HttpServerConfig)
+        pending = entry.status is ServerStatus.PENDING
+        if action == "approve":
+            return pending
+        if pending:
+            return action == "disable"
         if action == "reconnect":
             return not disabled
         if action == "disable":
@@ -188,6 +199,10 @@ class ServerManagerScreen(ModalScreen[None]):
         if (entry := self.selected) is not None:
             self.run_action_for(entry.name, "enable", for_good)
 
+    def action_approve(self) -> None:
+        if (entry := self.selected) is not None:
+            self.run_action_for(entry.name, "approve")
+
     def action_sign_in(self) -> None:
         if (entry := self.selected) is not None:
             self.sign_in(entry.name)
@@ -212,10 +227,13 @@ class ServerManagerScreen(ModalScreen[None]):
             elif action == "enable":
                 await catalog.enable(server, for_good=for_good)
                 self.say(f"{server} is enabled; connecting…")
+            elif action == "approve":
+                catalog.approve([server])
+                self.say(f"{server} is approved as it is configured now; connecting…")
             elif action == "sign_out":
                 await catalog.sign_out(server)
                 self.say(f"Signed out of {server}; its tokens are deleted.")
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, PermissionError) as exc:
             self.say(str(exc), "$text-error")
         self.refresh_servers()
 

@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer
 
+from bassi.core.policy import AccessPolicy
 from bassi.core.tools import ToolInfo
 from bassi.core.validation import SchemaChecks
 from bassi.ui.widgets.tool_card import ToolCard
@@ -28,15 +29,15 @@ class ToolCardScreen(ModalScreen[None]):
     def __init__(
         self,
         tool: ToolInfo,
+        policy: AccessPolicy,
         *,
-        pinned: bool,
         available: bool,
         toggle_pin: Callable[[ToolInfo], bool],
         schemas: SchemaChecks | None = None,
     ) -> None:
         super().__init__(classes="tool-card-screen")
         self.tool = tool
-        self._pinned = pinned
+        self._policy = policy
         self._available = available
         self._toggle_pin = toggle_pin
         self._schemas = schemas
@@ -44,7 +45,7 @@ class ToolCardScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="tool-card-frame"):
             yield ToolCard(
-                self.tool, pinned=self._pinned, available=self._available, schemas=self._schemas
+                self.tool, self._policy, available=self._available, schemas=self._schemas
             )
         yield Footer()
 

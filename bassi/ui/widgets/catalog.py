@@ -3,6 +3,10 @@
 It is live: it listens to the registry, so a slow server fills in where it stands and a failed
 one shows why, without the user asking again. Tools whose input schema turned out invalid
 (their calls go unchecked) are named under their server as the background check finds them.
+A project server the user has not approved says
+so and shows what it would run. Tool names are shown with invisible characters written out,
+and marked when the model cannot call them (a name clash) or when their definition changed
+since the user pinned or allowed them.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from bassi.core.policy import AccessPolicy
 from bassi.core.registry import Registry, ServerEntry, ServerStatus
-from bassi.core.tools import Origin
+from bassi.core.reveal import reveal
+from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.safe import plain, plain_line
 from bassi.ui.wording import counted
 
@@ -30,6 +36,7 @@ PREVIEW_TOOLS = 8
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS = {
+    ServerStatus.PENDING: ("?", "$text-warning"),
     ServerStatus.CONNECTED: ("●", "$text-success"),
     ServerStatus.NEEDS_AUTH: ("⚿", "$text-warning"),
     ServerStatus.FAILED: ("✗", "$text-error"),
@@ -50,9 +57,10 @@ class ServerGroup(Vertical):
     expanded: reactive[bool] = reactive(False)
     frame: reactive[int] = reactive(0)
 
-    def __init__(self, entry: ServerEntry) -> None:
+    def __init__(self, entry: ServerEntry, policy: AccessPolicy | None = None) -> None:
         super().__init__(classes="server-group")
         self.entry = entry
+        self.policy = policy
 
     def compose(self) -> ComposeResult:
         yield Static(classes="server-header")
@@ -118,7 +126,7 @@ class ServerGroup(Vertical):
         parts: list[Content] = [
             Content.styled(icon, style),
             Content(" "),
-            plain_line(entry.name, 64, "bold"),
+            plain_line(reveal(entry.name), 64, "bold"),
         ]
         if entry.status is ServerStatus.CONNECTED:
             status = Content(counted(len(entry.tools), "tool"))
@@ -129,6 +137,8 @@ class ServerGroup(Vertical):
             status = Content.styled("failed", "$text-error")
         elif entry.status is ServerStatus.NEEDS_AUTH:
             status = Content.styled("needs sign-in", "$text-warning")
+        elif entry.status is ServerStatus.PENDING:
+            status = Content.styled("waiting for your approval (/approve)", "$text-warning")
         else:
             status = Content.styled(entry.status.value, "$foreground-muted")
         parts += [Content("  "), status]
@@ -141,7 +151,7 @@ class ServerGroup(Vertical):
         tools = self.entry.tools
         shown = tools if self.expanded else tools[:PREVIEW_TOOLS]
         style = "" if self.entry.available else "$foreground-muted"
-        names = Content(", ").join(plain_line(t.name, 64, style) for t in shown)
+        names = Content(", ").join(self._tool_name(t, style) for t in shown)
         if not self.entry.available:
             names = names + Content.styled("  (unavailable)", "$foreground-muted")
         hidden = len(tools) - len(shown)
@@ -161,6 +171,16 @@ class ServerGroup(Vertical):
             + Content(more)
         )
 
+    def _tool_name(self, tool: ToolInfo, style: str) -> Content:
+        name = plain_line(reveal(tool.name), 64, style)
+        if self.policy is None:
+            return name
+        if self.policy.clash(tool):
+            return name + Content.styled(" (name clash: cannot be called)", "$text-error")
+        if self.policy.allowance(tool).changed:
+            return name + Content.styled(" (changed since you allowed it)", "$text-error")
+        return name
+
 
 class CatalogView(Vertical):
     """Every server in the registry, in-process first, then external, then the total."""
@@ -172,10 +192,16 @@ class CatalogView(Vertical):
             super().__init__()
             self.server = server
 
-    def __init__(self, registry: Registry, problems: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        problems: Sequence[str] = (),
+        policy: AccessPolicy | None = None,
+    ) -> None:
         super().__init__(classes="catalog")
         self.registry = registry
         self.problems = list(problems)
+        self.policy = policy
         self._unsubscribe: Callable[[], None] | None = None
         self._spin_timer: Timer | None = None
 
@@ -218,7 +244,7 @@ class CatalogView(Vertical):
             group = groups.get(entry.name)
             if group is None:
                 list_id = "in-process" if entry.origin is Origin.IN_PROCESS else "external"
-                self.query_one(f"#{list_id}", Vertical).mount(ServerGroup(entry))
+                self.query_one(f"#{list_id}", Vertical).mount(ServerGroup(entry, self.policy))
             elif group.entry != entry:
                 group.show(entry)
         self.query_one("#in-process-title").display = any(
@@ -249,13 +275,15 @@ class CatalogView(Vertical):
                 "$foreground-muted",
             )
         tools = sum(len(e.tools) for e in entries if e.available)
-        order = [
-            ServerStatus.CONNECTED,
-            *(s for s in ServerStatus if s is not ServerStatus.CONNECTED),
-        ]
+        first = (ServerStatus.PENDING, ServerStatus.CONNECTED)
+        order = [*first, *(s for s in ServerStatus if s not in first)]
         by_status = {s: sum(e.status is s for e in entries) for s in order}
         parts = [f"{counted(tools, 'tool')} available on {counted(len(entries), 'server')}"]
-        parts += [f"{n} {s.value}" for s, n in by_status.items() if n]
+        parts += [
+            f"{n} {'waiting for approval' if s is ServerStatus.PENDING else s.value}"
+            for s, n in by_status.items()
+            if n
+        ]
         return Content.styled(" · ".join(parts), "bold") + Content.styled(
             "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",
             "$foreground-muted",

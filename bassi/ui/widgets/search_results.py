@@ -1,4 +1,7 @@
-"""The ranked table ``/tools search`` shows; choosing a row opens the tool's card."""
+"""The ranked table ``/tools search`` shows; choosing a row opens the tool's card.
+
+Each description starts with what the server declares about the tool (read-only,
+destructive, ...), so a person comparing tools sees it before opening a card."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
+from bassi.core.hints import Hints
+from bassi.core.reveal import reveal
 from bassi.core.safe_text import one_line
 from bassi.core.search import SearchHit
 from bassi.core.tools import ToolInfo
@@ -63,8 +68,8 @@ class SearchResults(DataTable[Text]):
             self._fill(self.size.width)
 
     def _fill(self, width: int) -> None:
-        names = [one_line(h.tool.name, 40) for h in self.hits]
-        servers = [one_line(h.tool.server, 20) for h in self.hits]
+        names = [one_line(reveal(h.tool.name), 40) for h in self.hits]
+        servers = [one_line(reveal(h.tool.server), 20) for h in self.hits]
         fixed = len(str(len(self.hits))) + max(map(len, names), default=4)
         fixed += max(map(len, servers), default=6) + 5
         room = max(20, width - fixed - 2 * 5 - 2)
@@ -72,12 +77,15 @@ class SearchResults(DataTable[Text]):
         self.clear()
         for rank, (hit, name, server) in enumerate(zip(self.hits, names, servers, strict=True), 1):
             terms = hit.matched_terms
+            labels = ", ".join(Hints.of(hit.tool).labels())
+            declared = Text(f"[{labels}] ", style="dim") if labels else Text("")
+            about = highlight(one_line(hit.tool.description, max(10, room - len(declared))), terms)
             self.add_row(
                 Text(str(rank), justify="right"),
                 highlight(name, terms),
                 Text(server),
                 Text(f"{hit.score:.2f}", justify="right"),
-                highlight(one_line(hit.tool.description, room), terms),
+                declared + about,
                 key=hit.tool.ref,
             )
         self.move_cursor(row=row)

@@ -65,11 +65,21 @@ class StatusBar(Widget):
         up = sum(e.status is ServerStatus.CONNECTED for e in entries)
         failed = sum(e.status is ServerStatus.FAILED for e in entries)
         waiting = sum(e.status.starting for e in entries)
+        pending = sum(e.status is ServerStatus.PENDING for e in entries)
         sign_in = sum(e.status is ServerStatus.NEEDS_AUTH for e in entries)
         style = (
-            "$text-error" if failed else "$text-warning" if waiting or sign_in else "$text-success"
+            "$text-error"
+            if failed
+            else "$text-warning"
+            if waiting or pending or sign_in
+            else "$text-success"
         )
         health = Content.styled(f"servers {up}/{len(entries)}", style)
+        if pending:
+            health += Content.styled(
+                f", {pending} unapproved" if compact else f" ({pending} waiting for approval)",
+                "$text-warning",
+            )
         if failed:
             health += Content.styled(
                 f", {failed} failed" if compact else f" ({failed} failed)", "$text-error"

@@ -1,5 +1,11 @@
 """A tool's card: everything a person needs to decide whether the agent should use it.
 
+Besides what the tool does, the card says what the access policy says of it (runs without
+asking, and why; asks; never runs), what the server declares about it, anything in its
+description that talks to the model, a definition that changed since the user pinned or
+allowed it, and a name the model cannot call as exactly this tool. Names are shown with every
+invisible character written out.
+
 Its parameters are the rows every display shares (``bassi.core.parameters``), nested fields
 included. When the tool's input schema is invalid the card says so: bassi cannot check that
 tool's calls, they reach the server as the model wrote them.
@@ -14,10 +20,16 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from bassi.core.hints import Hints
+from bassi.core.injection import tool_flags
 from bassi.core.parameters import parameters
+from bassi.core.policy import AccessPolicy, Decision, Verdict
+from bassi.core.reveal import reveal
 from bassi.core.tools import Origin, ToolInfo
 from bassi.core.validation import SchemaChecks
 from bassi.ui.safe import plain, plain_line, plain_text
+
+MUTED = "$foreground-muted"
 
 DESCRIPTION_CHARS = 4_000
 """Enough for any honest description; a megabyte one is cut, with the cut marked."""
@@ -44,10 +56,32 @@ def parameter_table(tool: ToolInfo) -> Table | Content:
     return table
 
 
+def access_line(decision: Decision) -> Content:
+    """What happens when the agent calls the tool, and why, in one line."""
+    why = plain_line(decision.reason, 300)
+    if decision.verdict is Verdict.ALLOW:
+        return Content.styled("Runs without asking: ", "$text-success") + why
+    if decision.verdict is Verdict.DENY:
+        return Content.styled("Never runs: ", "$text-error") + why
+    if decision.changed:
+        return Content.styled("Asks before running: ", "$text-warning") + why.stylize(
+            "bold $text-error"
+        )
+    return Content.styled("Asks before running: ", "$text-warning") + why
+
+
+def hints_line(tool: ToolInfo) -> Content:
+    hints = Hints.of(tool)
+    declared = ", ".join(hints.labels()) or "nothing (no annotations)"
+    if hints.title:
+        declared += f"; title “{reveal(hints.title)}”"
+    return Content.styled("Declares: ", MUTED) + plain_line(declared, 300)
+
+
 class ToolCard(Vertical):
-    """Qualified name, server, full description and the parameter table; says when pinned,
-    and whether the schema is invalid once ``schemas`` has compiled it (on a worker: a
-    large schema takes a moment the first time)."""
+    """Qualified name, server, access, declared hints, flags, full description and the
+    parameter table; says when pinned, and whether the schema is invalid once ``schemas``
+    has compiled it (on a worker: a large schema takes a moment the first time)."""
 
     pinned: reactive[bool] = reactive(False)
     schema_problem: reactive[str | None] = reactive(None)
@@ -55,34 +89,57 @@ class ToolCard(Vertical):
     def __init__(
         self,
         tool: ToolInfo,
+        policy: AccessPolicy,
         *,
-        pinned: bool = False,
         available: bool = True,
         schemas: SchemaChecks | None = None,
     ) -> None:
         super().__init__(classes="tool-card")
         self.tool = tool
+        self.policy = policy
         self.available = available
         self.schemas = schemas
-        self.set_reactive(ToolCard.pinned, pinned)
-        self.border_title = plain_line(tool.ref, 100)
+        self.set_reactive(ToolCard.pinned, policy.grants.pin_of(tool.qualified_name) is not None)
+        self.border_title = plain_line(reveal(tool.ref), 100)
 
     def compose(self) -> ComposeResult:
         tool = self.tool
         origin = "in-process" if tool.origin is Origin.IN_PROCESS else "external"
+        called = self.policy.model_name(tool)
         about = Content("").join(
             [
-                plain_line(tool.qualified_name, 160, "bold"),
-                Content.styled("  server ", "$foreground-muted"),
-                plain_line(tool.server, 64),
-                Content.styled(f" ({origin})", "$foreground-muted"),
+                plain_line(called or reveal(tool.qualified_name), 160, "bold"),
+                Content.styled("  server ", MUTED),
+                plain_line(reveal(tool.server), 64),
+                Content.styled(f" ({origin})", MUTED),
                 Content("")
                 if self.available
                 else Content.styled("  unavailable: server not connected", "$text-error"),
             ]
         )
         yield Static(about, classes="tool-card-about")
+        if clash := self.policy.clash(tool):
+            yield Static(
+                Content.styled("Cannot be called: ", "$text-error")
+                + plain_line(clash.describe(tool.server), 300),
+                classes="tool-card-clash",
+            )
+        elif called is not None and called != tool.qualified_name:
+            yield Static(
+                Content.styled("Its own name: ", MUTED)
+                + plain_line(reveal(tool.name), 160)
+                + Content.styled("  (the model calls it by the name above)", MUTED),
+                classes="tool-card-name",
+            )
+        yield Static(access_line(self.policy.allowance(tool)), classes="tool-card-access")
         yield Static(classes="tool-card-schema-problem")
+        yield Static(hints_line(tool), classes="tool-card-hints")
+        for flag in tool_flags(tool):
+            yield Static(
+                Content.styled("⚠ Its description ", "$text-error")
+                + plain_line(str(flag), 300, "$text-error"),
+                classes="tool-card-flag",
+            )
         description = tool.description.strip() or "(no description)"
         yield Static(
             plain(description, max_chars=DESCRIPTION_CHARS), classes="tool-card-description"
@@ -115,5 +172,8 @@ class ToolCard(Vertical):
         self.border_subtitle = (
             Content.styled("pinned: the agent may use it", "$text-success")
             if pinned
-            else Content.styled("not pinned", "$foreground-muted")
+            else Content.styled("not pinned", MUTED)
         )
+        if self.is_mounted:
+            access = self.policy.allowance(self.tool)
+            self.query_one(".tool-card-access", Static).update(access_line(access))
