@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from bassi.core.masking import mask_args, mask_url
+from bassi.core.settings import Settings
+from tests.conftest import approve_project
 from tests.discovery_fixtures import SERVERS, stdio_entry, write_config
 from tests.oauth_fixtures import SecureServer
 
@@ -36,6 +38,12 @@ async def bassi(project: Path, *args: str, **env: str) -> tuple[int, str, str]:
     return process.returncode, out.decode(), err.decode()
 
 
+def configure(project: Path, servers: dict[str, Any]) -> None:
+    """The project's servers file, approved as a user would after the first start."""
+    write_config(project, servers)
+    approve_project(Settings(project_dir=project, env=dict(os.environ)))
+
+
 def servers_by_name(output: str) -> dict[str, Any]:
     return {s["name"]: s for s in json.loads(output)["servers"]}
 
@@ -43,7 +51,7 @@ def servers_by_name(output: str) -> dict[str, Any]:
 async def test_list_reports_every_server_and_skips_known_failures(tmp_path: Path) -> None:
     starts = tmp_path / "starts.txt"
     failing = f"echo started >> {starts}; echo 'Error: DB_URL is not set' >&2; exit 3"
-    write_config(
+    configure(
         tmp_path,
         {
             "feat": stdio_entry("features_server.py", "--api-key=sekrit"),
@@ -83,7 +91,7 @@ async def test_list_reports_every_server_and_skips_known_failures(tmp_path: Path
 
 
 async def test_get_shows_one_server_in_full(tmp_path: Path) -> None:
-    write_config(tmp_path, {"feat": stdio_entry("features_server.py")})
+    configure(tmp_path, {"feat": stdio_entry("features_server.py")})
     code, out, _ = await bassi(tmp_path, "mcp", "get", "feat", "--json")
     assert code == 0
     feat = json.loads(out)
@@ -105,7 +113,7 @@ async def test_get_shows_one_server_in_full(tmp_path: Path) -> None:
 async def test_login_list_and_logout_against_an_oauth_server(
     tmp_path: Path, secure: SecureServer
 ) -> None:
-    write_config(tmp_path, {"secure": {"type": "http", "url": secure.url}})
+    configure(tmp_path, {"secure": {"type": "http", "url": secure.url}})
     code, out, _ = await bassi(tmp_path, "mcp", "list", "--json")
     secure_entry = servers_by_name(out)["secure"]
     assert secure_entry["status"] == "needs sign-in"
@@ -135,7 +143,7 @@ async def test_login_list_and_logout_against_an_oauth_server(
 async def test_login_to_a_stdio_server_says_there_is_nothing_to_sign_in_to(
     tmp_path: Path,
 ) -> None:
-    write_config(tmp_path, {"good": stdio_entry("good_server.py")})
+    configure(tmp_path, {"good": stdio_entry("good_server.py")})
     code, _, err = await bassi(tmp_path, "mcp", "login", "good")
     assert code == 2
     assert "not an HTTP server" in err

@@ -17,6 +17,7 @@ from bassi.core.catalog import Catalog
 from bassi.core.oauth import SignInError, tokens_dir
 from bassi.core.registry import ServerStatus
 from bassi.core.settings import Settings
+from tests.conftest import approve_project
 from tests.discovery_fixtures import text_of, write_config
 from tests.oauth_fixtures import Browser, SecureServer
 
@@ -29,6 +30,7 @@ async def open_catalog(tmp_path: Path, secure: SecureServer) -> AsyncIterator[An
     catalog is closed at the end. Catalogs share the project and the user directory, so a
     second one is "bassi started again"."""
     write_config(tmp_path, {"secure": {"type": "http", "url": secure.url}})
+    approve_project(Settings(project_dir=tmp_path, env=dict(os.environ)))
     opened: list[Catalog] = []
 
     async def make() -> Catalog:
