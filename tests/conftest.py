@@ -28,12 +28,7 @@ from bassi.core.mcp_config import load_mcp_config
 from bassi.core.permissions import PermissionRules
 from bassi.core.settings import Settings
 from bassi.core.trust import ProjectTrust
-from tests.oauth_fixtures import secure
 from tests.scripted_model import AUX_MODEL, ScriptedModel
-
-__all__ = ["secure"]
-"""Fixtures defined elsewhere, offered to every test: ``secure`` is an OAuth-protected MCP
-server with its authorization server on 127.0.0.1."""
 
 TEST_MODEL = "claude-sonnet-4-5"
 """The model the tests configure; the scripted model answers as whatever it is asked to be."""
@@ -213,3 +208,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         listing = "\n".join(f"  {pid}: {cmd}" for pid, cmd in leaked.items())
         print(f"\nprocesses left running after the test session:\n{listing}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# Last: the OAuth fixtures import helpers that import this module.
+from tests.oauth_fixtures import secure  # noqa: E402
+
+__all__ = ["secure"]
+"""Fixtures defined elsewhere, offered to every test: ``secure`` is an OAuth-protected MCP
+server with its authorization server on 127.0.0.1."""
