@@ -226,6 +226,7 @@ async def test_config_problems_are_reported_and_valid_servers_still_load(start: 
             "good": stdio_entry("good_server.py"),
             "bad name": {"command": "x"},
             "notes": {"command": "x"},
+            "bassi": {"command": "x"},
             "remote": {"url": "https://example.invalid/mcp"},
         }
     )
@@ -234,10 +235,13 @@ async def test_config_problems_are_reported_and_valid_servers_still_load(start: 
     assert {p.server: p.message for p in catalog.problems}.keys() == {
         "bad name",
         "notes",
+        "bassi",
         "remote",
     }
     collision = next(p for p in catalog.problems if p.server == "notes")
     assert "belongs to a server bassi ships" in collision.message
+    meta = next(p for p in catalog.problems if p.server == "bassi")
+    assert "is bassi's own (its tool_search" in meta.message
     assert [e.name for e in catalog.registry.servers()] == ["notes", "good"]
     assert catalog.registry.server("notes").origin is Origin.IN_PROCESS
     good = catalog.config_for("good")

@@ -4,6 +4,7 @@ for every mistake, while every valid server still loads."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,8 @@ def test_a_file_of_the_wrong_shape_says_what_is_expected(document: Any) -> None:
         ({"command": "x", "timeout": -1}, '"timeout" must be a positive number'),
         ({"command": "x", "timeout": "30"}, '"timeout" must be a positive number'),
         ({"command": "x", "timeout": True}, '"timeout" must be a positive number'),
+        ({"command": "x", "timeout": 10**400}, '"timeout" must be a positive number'),
+        ({"command": "x", "timeout": 30_000_000}, "at most 86400 (a day)"),
         ({"command": "x", "alwaysLoad": "yes"}, '"alwaysLoad" must be true or false'),
         ({"command": "x", "disabled": 1}, '"disabled" must be true or false'),
         ("npx server", "expected an object, got a string"),
@@ -271,3 +274,53 @@ def test_an_unreadable_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     config = load_mcp_config(path, {})
     assert config.servers == {}
     assert "cannot read the file" in only_problem(config).message
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_nan_or_infinity_costs_only_its_server_and_names_the_key(constant: str) -> None:
+    text = (
+        '{"mcpServers": {"fine": {"command": "ok"}, '
+        f'"slow": {{"command": "x", "timeout": {constant}}}, '
+        f'"odd": {{"command": "x", "env": {{"N": {constant}}}}}}}}}'
+    )
+    config = parse_mcp_config(text, PATH, {}, project_dir=PROJECT)
+    assert list(config.servers) == ["fine"]
+    assert [(p.server, p.severity) for p in config.problems] == [
+        ("slow", Severity.ERROR),
+        ("odd", Severity.ERROR),
+    ]
+    assert f'"timeout" is {constant}, which JSON does not allow' in config.problems[0].message
+    assert f'"env.N" is {constant}' in config.problems[1].message
+
+
+def test_a_server_defined_twice_is_reported_with_both_lines_and_the_later_wins() -> None:
+    text = (
+        '{\n "mcpServers": {\n'
+        '  "git": {"command": "first"},\n'
+        '  "web": {"command": "web", "env": {"git": "x"}},\n'
+        '  "git": {"command": "second"}\n'
+        " }\n}\n"
+    )
+    config = parse_mcp_config(text, PATH, {}, project_dir=PROJECT)
+    assert list(config.servers) == ["git", "web"]
+    git = config.servers["git"]
+    assert isinstance(git, StdioServerConfig) and git.command == "second"
+    problem = only_problem(config)
+    assert (problem.server, problem.severity) == ("git", Severity.WARNING)
+    assert "defined twice (lines 3 and 5)" in problem.message
+
+
+def test_deeply_nested_json_is_a_clear_problem_not_a_recursion_error(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"mcpServers": {"a": {"command": "x", "args": ' + "[" * 1000 + "]" * 1000)
+    config = load_mcp_config(path, {})
+    assert config.servers == {}
+    assert str(only_problem(config)).startswith(f"{path}: nested more than")
+
+
+def test_a_fifo_as_the_servers_file_is_refused_without_waiting(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    os.mkfifo(path)  # opening it for reading would block until someone writes
+    config = load_mcp_config(path, {})
+    assert config.servers == {}
+    assert "is a FIFO (named pipe), not a regular file" in only_problem(config).message

@@ -107,6 +107,16 @@ def test_wrongly_shaped_permissions_are_broken_and_keep_what_only_restricts(
     assert rules.denied_by(["mcp__x__y"]) is not None
 
 
+def test_deeply_nested_or_nan_settings_are_reported_not_a_crash(tmp_path: Path) -> None:
+    deep = _write(tmp_path, "settings.json", '{"permissions": ' + "[" * 1000 + "]" * 1000 + "}")
+    nan = _write(tmp_path, "settings.local.json", '{"permissions": {"allow": [NaN]}}')
+    rules = _rules(tmp_path, deny=("mcp__bash",))
+    assert len(rules.broken) == 2
+    assert rules.broken[0].startswith(f"{deep}: nested more than")
+    assert rules.broken[1].startswith(f'{nan}: "permissions.allow[0]" is NaN')
+    assert rules.denied_by(["mcp__bash__execute"]) is not None
+
+
 def test_messages_tell_the_model_how_to_find_and_load_tools() -> None:
     hidden = hidden_message("mcp__git__git_status", ["git/git_log"])
     assert "mcp__bassi__tool_search" in hidden

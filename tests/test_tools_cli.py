@@ -57,7 +57,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def troubled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The working servers, one that exits at once, one disabled and two broken entries."""
+    """The working servers, one that exits at once, one disabled and three broken entries."""
     root = tmp_path_factory.mktemp("troubled")
     write_config(
         root,
@@ -67,6 +67,7 @@ def troubled(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "off": stdio_entry("good_server.py", marker=MARKER, disabled=True),
             "bad name": {"command": "x"},
             "weird": {"type": "carrier-pigeon"},
+            "bassi": {"command": "x"},  # the meta-tools' server name
         },
     )
     return root
@@ -105,6 +106,7 @@ def test_list_groups_tools_by_server_with_status_and_reasons(troubled: Path) -> 
     assert "error:" in errors
     assert "server 'bad name': invalid server name" in errors
     assert "server 'weird': unknown type \"carrier-pigeon\"" in errors
+    assert "server 'bassi': this name is bassi's own" in errors
 
 
 def test_list_json(troubled: Path) -> None:
@@ -121,7 +123,7 @@ def test_list_json(troubled: Path) -> None:
     assert servers["gone"]["status"] == "failed"
     assert servers["gone"]["error"].startswith("exited with code 3")
     assert servers["off"]["status"] == "disabled"
-    assert {p["server"] for p in data["problems"]} == {"bad name", "weird"}
+    assert {p["server"] for p in data["problems"]} == {"bad name", "weird", "bassi"}
     assert all(p["severity"] == "error" for p in data["problems"])
     assert result.returncode == 1
 

@@ -49,6 +49,7 @@ from bassi.core.mcp_config import (
     load_mcp_config,
 )
 from bassi.core.oauth import OAuth, OpenUrl
+from bassi.core.meta_tools import SERVER_NAME as META_SERVER
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.secrets import mask_in_log
@@ -173,6 +174,11 @@ class Catalog:
     def _taken(self, name: str, user_file: Path) -> str | None:
         if name in self._shipped:
             return "this name belongs to a server bassi ships; rename the entry"
+        if name == META_SERVER:
+            return (
+                "this name is bassi's own (its tool_search, tool_load and other meta-tools); "
+                "rename the entry"
+            )
         if name in self._trusted:
             return f"your own servers file ({user_file}) defines this server; this entry is ignored"
         return None

@@ -10,7 +10,6 @@ providers (whose own credentials we cannot see), and the login it stores after
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import claude_agent_sdk
 
 from bassi.core.events import AgentError
+from bassi.core.json_store import loads, read_text
 
 CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CLOUD_PROVIDER_VARIABLES = (
@@ -69,7 +69,7 @@ def _home(env: Mapping[str, str]) -> Path:
 
 def _has_oauth_login(path: Path) -> bool:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(read_text(path), path)
     except (OSError, ValueError):
         return False
     oauth = data.get("claudeAiOauth") if isinstance(data, dict) else None
@@ -84,7 +84,7 @@ def _has_keychain_login(env: Mapping[str, str]) -> bool:
         else _home(env) / ".claude.json"
     )
     try:
-        data = json.loads(config_file.read_text(encoding="utf-8"))
+        data = loads(read_text(config_file), config_file)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and bool(data.get("oauthAccount"))

@@ -16,11 +16,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from bassi.core.json_store import DuplicateKey, JsonFileError, first_non_finite, loads, read_text
 from bassi.core.secrets import MIN_MASKED_LENGTH, ExpandedValues
 from bassi.core.tools import is_valid_server_name
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools, unless its entry says otherwise."""
+MAX_TIMEOUT = 24 * 3600.0
+"""Longest timeout accepted: beyond a day it is a typo (milliseconds meant), not a wish."""
 
 # Claude Code's expansion: ``${NAME}`` or ``${NAME:-default}``; the default runs to the first
 # ``}``. ``$NAME`` without braces is left alone, as Claude Code does.
@@ -108,10 +111,12 @@ def load_mcp_config(
     resolved against ``project_dir`` (default: the file's directory). A missing file means no
     servers, and is a problem only when ``required`` (a file the person named)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return McpConfig(problems=[ConfigProblem(path, "file not found")] if required else [])
-    except (OSError, UnicodeDecodeError) as exc:
+    except JsonFileError as exc:
+        return McpConfig(problems=[ConfigProblem(path, f"cannot read the file: {exc.reason}")])
+    except OSError as exc:
         return McpConfig(problems=[ConfigProblem(path, f"cannot read the file: {exc}")])
     return parse_mcp_config(text, path, env, project_dir=project_dir or path.parent)
 
@@ -120,12 +125,13 @@ def parse_mcp_config(
     text: str, path: Path, env: Mapping[str, str], *, project_dir: Path
 ) -> McpConfig:
     config = McpConfig()
+    duplicates: list[DuplicateKey] = []
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        config.problems.append(
-            ConfigProblem(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
-        )
+        # NaN and Infinity are kept as markers here, so they cost the server they are in,
+        # not the file.
+        data = loads(text, path, keep_non_finite=True, duplicates=duplicates)
+    except JsonFileError as exc:
+        config.problems.append(ConfigProblem(path, exc.reason))
         return config
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
@@ -133,6 +139,17 @@ def parse_mcp_config(
             ConfigProblem(path, 'expected an object with an "mcpServers" object inside')
         )
         return config
+    for twice in duplicates:
+        if twice.path == ("mcpServers",):
+            config.problems.append(
+                ConfigProblem(
+                    path,
+                    f"defined twice (lines {twice.first_line} and {twice.later_line}); the "
+                    f"entry at line {twice.later_line} is used, as Claude Code does",
+                    twice.key,
+                    Severity.WARNING,
+                )
+            )
     for name, entry in servers.items():
         parsed = _ServerParser(path, name, env, project_dir, config.problems).parse(entry)
         if parsed is not None:
@@ -171,6 +188,11 @@ class _ServerParser:
     def _parse(self, entry: object) -> ServerConfig:
         if not isinstance(entry, dict):
             raise _InvalidEntryError(f"expected an object, got {_json_type(entry)}")
+        if (where := first_non_finite(entry)) is not None:
+            key, value = where
+            raise _InvalidEntryError(
+                f'"{key}" is {value.text}, which JSON does not allow; write a number'
+            )
         kind = entry.get("type", "stdio")
         common: dict[str, Any] = {
             "name": self.name,
@@ -234,9 +256,14 @@ class _ServerParser:
         value = entry.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value <= MAX_TIMEOUT
+        ):
             raise _InvalidEntryError(
-                f'"{key}" must be a positive number of seconds, got {json.dumps(value)}'
+                f'"{key}" must be a positive number of seconds, at most {MAX_TIMEOUT:.0f} '
+                f"(a day), got {json.dumps(value)}"
             )
         return float(value)
 

@@ -19,13 +19,13 @@ How the rules combine with pins, server grants and visibility is ``bassi.core.po
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from bassi.core.json_store import JsonFileError, loads, read_text
 from bassi.core.settings import Settings
 from bassi.core.tools import QUALIFIED_PREFIX, SEPARATOR, split_qualified
 
@@ -118,16 +118,13 @@ def _read_claude_rules(project: Path, relative: str) -> RulesSource | None:
     when the file does not exist."""
     path = project / relative
     try:
-        text = path.read_text(encoding="utf-8")
+        data: Any = loads(read_text(path), path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except JsonFileError as exc:  # invalid, too deep, NaN, a FIFO or device
+        return RulesSource(relative, problem=f"{path}: {exc.reason}", from_project=True)
+    except OSError as exc:
         return RulesSource(relative, problem=f"{path}: cannot be read ({exc})", from_project=True)
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
-        return RulesSource(relative, problem=f"{path}: {where}", from_project=True)
     if not isinstance(data, dict):
         return RulesSource(relative, problem=f"{path}: not a JSON object", from_project=True)
     permissions = data.get("permissions")

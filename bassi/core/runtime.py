@@ -144,19 +144,12 @@ class Runtime:
     @property
     def warnings(self) -> list[str]:
         """Problems with the user's files (rules, state, grants) to show once."""
-        clash = [
-            f"the server name '{SERVER_NAME}' is bassi's own (its meta-tools); the agent "
-            "cannot use that server: rename it in the servers file"
-            for entry in self.catalog.registry.servers()
-            if entry.name == SERVER_NAME
-        ]
         return [
             *self.state.warnings,
             *self.grants.warnings,
             *self.catalog.trust.warnings,
             *self.rules.warnings,
             *self._ignored,
-            *clash,
         ]
 
     def _ignored_grants(self) -> list[str]:
@@ -339,6 +332,7 @@ class Runtime:
         await asyncio.gather(*self._background, return_exceptions=True)
         await self._close_session()
         await self.catalog.close()
+        await asyncio.to_thread(self.state.flush)
 
     # The gate
 
@@ -423,8 +417,6 @@ class Runtime:
             SERVER_NAME: McpSdkServerConfig(type="sdk", name=SERVER_NAME, instance=meta)
         }
         for entry in self.catalog.registry.servers():
-            if entry.name == SERVER_NAME:
-                continue
             servers[entry.name] = proxy_config(
                 entry.name, self.policy, self.catalog, self._admissions, self._tracker
             )
