@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,3 +65,28 @@ def test_values_the_config_took_from_the_environment_are_masked_in_the_log(
     assert "HTTP Request: POST https://mcp.example/?k=${KEY}" in logged
     assert "ConnectionError: cannot reach https://mcp.example/?k=${KEY}" in logged
     assert secret not in logged
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_a_log_that_cannot_be_written_stays_off_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".bassi").write_text("a file where the directory should be")
+    with pytest.raises(OSError):
+        log_to_file(tmp_path / ".bassi")
+    logging.getLogger("mcp").error("server said something")
+
+    log_to_file(tmp_path / "state")
+    handler = logging.getLogger().handlers[0]
+    assert isinstance(handler, logging.FileHandler)
+    kept, handler.stream = handler.stream, open("/dev/full", "w")  # noqa: SIM115
+    try:
+        logging.getLogger("mcp").error("another line: the disk is full")
+        logging.getLogger("mcp").error("and another")
+    finally:
+        full, handler.stream = handler.stream, kept
+        with contextlib.suppress(OSError):
+            full.close()
+
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""

@@ -8,6 +8,7 @@ server process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.app import App
@@ -31,12 +32,14 @@ class BassiApp(App[int]):
         Binding("ctrl+p", "command_palette", "Find tools", show=False, priority=True),
     ]
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, warnings: Sequence[str] = ()) -> None:
+        """``warnings``: problems met before the app started (no log file), shown first."""
         super().__init__()
         self.runtime = runtime
+        self.warnings = list(warnings)
 
     def get_default_screen(self) -> Screen[None]:
-        return ChatScreen(self.runtime)
+        return ChatScreen(self.runtime, warnings=self.warnings)
 
     @property
     def chat(self) -> ChatScreen:
@@ -52,6 +55,12 @@ class BassiApp(App[int]):
 
 
 def run_app(settings: Settings) -> int:
-    log_to_file(settings.state_dir)
-    app = BassiApp(Runtime(settings))
+    warnings = []
+    try:
+        log_to_file(settings.state_dir)
+    except OSError as exc:
+        warnings.append(
+            f"no log file this run: cannot write in {settings.state_dir} ({exc.strerror or exc})"
+        )
+    app = BassiApp(Runtime(settings), warnings=warnings)
     return app.run() or 0

@@ -4,12 +4,17 @@ state files. No API key here: everything in this file works without a model."""
 from __future__ import annotations
 
 import os
+
+
+import errno
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from bassi.core.grants import Grants
@@ -372,6 +377,36 @@ async def test_the_catalog_masks_what_the_config_took_from_the_environment(
         assert "command not found: ${NOTES_GATE}/bin/server" in text
         assert "tok-5f2e9c1d" not in text
         assert app.runtime.catalog.registry.server("notes").available
+
+
+@pytest.mark.parametrize("fault", ["full disk", "file named .bassi"])
+async def test_state_that_cannot_be_saved_costs_a_warning_not_the_app(
+    project: Path, make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    if fault == "full disk":
+
+        def full(_fd: int) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr("bassi.core.json_store.os.fsync", full)
+        why = "the disk is full"
+    else:
+        (project / ".bassi").write_text("in the way")
+        why = "is not a directory"
+    app = make_app()
+    async with settled(app) as pilot:
+        await submit(pilot, "/cost")
+        await wait_for(pilot, lambda: why in screen_text(app), what="the warning")
+        await submit(pilot, "/tool search_notes")
+        await submit(pilot, "/tools pinned")
+        prompt = app.screen.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press("up", "up")
+        assert prompt.value == "/tool search_notes"  # history kept in memory
+        text = screen_text(app)
+        assert "Pinned tools (1)" in text
+        assert text.count(why) == 1  # said once, not at every Enter
+        assert "kept until bassi exits" in text
 
 
 def test_every_slash_command_has_a_handler_on_the_chat_screen() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from claude_agent_sdk import SDKSessionInfo
@@ -22,6 +22,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -80,9 +81,17 @@ class ChatScreen(Screen[None]):
 
     streaming: reactive[bool] = reactive(False, bindings=True)
 
-    def __init__(self, runtime: Runtime) -> None:
+    class StateProblem(Message):
+        """Saving the project's state failed (posted from the writer thread)."""
+
+        def __init__(self, problem: str) -> None:
+            super().__init__()
+            self.problem = problem
+
+    def __init__(self, runtime: Runtime, *, warnings: Sequence[str] = ()) -> None:
         super().__init__()
         self.runtime = runtime
+        self.warnings = list(warnings)
         self.totals = SessionTotals()
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_calls: Callable[[], None] | None = None
@@ -110,7 +119,8 @@ class ChatScreen(Screen[None]):
         self._unsubscribe_calls = self.runtime.catalog.calls.subscribe(self._call_progress)
         self.runtime.approval_handler = self.ask_approval
         self.runtime.elicitation_handler = self.ask_elicitation
-        for warning in self.runtime.warnings:
+        self.runtime.state.subscribe(self._state_problem)
+        for warning in [*self.warnings, *self.runtime.warnings]:
             await self.log_widget.add(Notice(plain(warning), "warning"))
         await self.log_widget.add(self._catalog())
         self.show_status()
@@ -125,6 +135,13 @@ class ChatScreen(Screen[None]):
             self._unsubscribe()
         if self._unsubscribe_calls is not None:
             self._unsubscribe_calls()
+
+    def _state_problem(self, problem: str) -> None:
+        """Called on the writer thread; post_message is thread-safe."""
+        self.post_message(self.StateProblem(problem))
+
+    async def on_chat_screen_state_problem(self, message: StateProblem) -> None:
+        await self.log_widget.add(Notice(plain(message.problem), "warning"))
 
     def _registry_changed(self, _server: str) -> None:
         self.call_later(self.show_status)
