@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
+import itertools
+import random
+import string
+
 import pytest
 
-from bassi.core.registry import Registry, ServerStatus, ToolNotFoundError
+from bassi.core.registry import CANDIDATES, Registry, ServerStatus, ToolNotFoundError
 from bassi.core.tools import Origin, ToolInfo, is_valid_server_name, split_qualified
 
 
@@ -45,6 +50,52 @@ def test_unknown_names_suggest_the_closest_tools() -> None:
     assert not info.value.ambiguous
     assert info.value.candidates[:2] == ["git/git_status", "other/git_status"]
     assert "Closest" in str(info.value)
+
+
+def _crowded(tools: int) -> Registry:
+    """``_registry`` plus ``tools`` tools whose names share the common words of tool names."""
+    registry = _registry()
+    rng = random.Random(5)
+    verbs = ["get", "list", "create", "update", "delete", "search", "git", "status", "set"]
+    nouns = ["file", "issue", "status", "user", "log", "branch", "page", "record", "tag"]
+    for server in range(tools // 100):
+        name = f"srv{server}"
+        registry.add_server(name, Origin.EXTERNAL)
+        made = []
+        for _ in range(100):
+            suffix = "".join(rng.choices(string.ascii_lowercase, k=4))
+            made.append(f"{rng.choice(verbs)}_{rng.choice(nouns)}_{suffix}")
+        registry.set_tools(name, [ToolInfo(name, tool) for tool in made])
+    return registry
+
+
+def test_closest_compares_a_bounded_number_of_tools_whatever_the_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "Did you mean" runs on the UI's loop: at 5,000 tools, a typo still finds its tool, and
+    neither a 10 kB name nor a 10,000-character qualified one makes it compare more than the
+    bounded candidate set (it used to run difflib on every tool with the whole name)."""
+    registry = _crowded(5_000)
+    compared: list[tuple[int, int]] = []
+    real = difflib.SequenceMatcher
+
+    def counting(junk: None, a: str, b: str) -> difflib.SequenceMatcher[str]:
+        compared.append((len(a), len(b)))
+        return real(junk, a, b)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", counting)
+    found = registry.closest("git_stauts")
+    assert 0 < len(compared) <= 2 * CANDIDATES
+    assert found[0] in ("git/git_status", "other/git_status") and "other/git_status" in found
+    noise = "".join(random.Random(1).choices(string.ascii_lowercase + "_", k=10_000))
+    long_names = [noise, "mcp__git__" + "x" * 10_000, "git_status" * 1_000]
+    for name in long_names:
+        compared.clear()
+        assert isinstance(registry.closest(name), list)
+        assert len(compared) <= 2 * CANDIDATES  # was 2 per tool: 10,006 here
+        assert max(itertools.chain(*compared), default=0) <= 200
+    with pytest.raises(ToolNotFoundError):
+        registry.resolve(noise)
 
 
 def test_failed_server_keeps_its_tools_but_they_are_unavailable() -> None:

@@ -76,14 +76,38 @@ class ToolNotFoundError(LookupError):
         super().__init__(message)
 
 
+@dataclass(frozen=True, slots=True)
+class _ServerNames:
+    tools: tuple[ToolInfo, ...]
+    """The tools these were made from (compared by identity: a change makes a new tuple)."""
+    refs: list[str]
+    grams: list[frozenset[str]]
+
+
 Listener = Callable[[str], None]
 """Called with the name of the server whose entry changed."""
+
+NAME_CHARS = 128
+"""A name is compared by its first this many characters: the API allows 64 for a whole tool
+name, and difflib's cost grows with the product of the two lengths, so a 10 kB name (typed,
+or sent by a model) must not reach it whole."""
+CANDIDATES = 24
+"""How many tools ``closest`` compares closely, picked by shared trigrams: the work per
+lookup stays the same at ten tools or ten thousand."""
+
+
+def _trigrams(text: str) -> frozenset[str]:
+    padded = f" {text[:NAME_CHARS].lower()} "
+    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
 
 
 @dataclass
 class Registry:
     _servers: dict[str, ServerEntry] = field(default_factory=dict)
     _listeners: list[Listener] = field(default_factory=list)
+    _names: dict[str, _ServerNames] = field(default_factory=dict)
+    """Per server, the trigrams of its tools' refs, for ``closest``; made when the server's
+    tools are set (in proportion to that server's tools, once), not on every lookup."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -120,19 +144,19 @@ class Registry:
             else replace(t, server=server, origin=entry.origin)
             for t in tools
         )
-        return self._put(
-            replace(
-                entry,
-                status=ServerStatus.CONNECTED,
-                error=None,
-                detail=None,
-                tools=fixed,
-                prompts=tuple(prompts),
-                resources=tuple(resources),
-                templates=tuple(templates),
-                warnings=tuple(warnings),
-            )
+        updated = replace(
+            entry,
+            status=ServerStatus.CONNECTED,
+            error=None,
+            detail=None,
+            tools=fixed,
+            prompts=tuple(prompts),
+            resources=tuple(resources),
+            templates=tuple(templates),
+            warnings=tuple(warnings),
         )
+        self._server_names(updated)  # now, not in the first "did you mean" after it
+        return self._put(updated)
 
     def set_schema_problems(self, server: str, problems: Mapping[str, str]) -> ServerEntry:
         """Record which of the server's tools have an invalid input schema; listeners hear
@@ -216,22 +240,51 @@ class Registry:
         raise ToolNotFoundError(name, self.closest(name))
 
     def closest(self, name: str, limit: int = 5) -> list[str]:
-        """Refs of the tools whose names look most like ``name`` (typos, wrong server)."""
+        """Refs of the tools whose names look most like ``name`` (typos, wrong server).
+
+        Runs on the UI's loop for every unknown name, so its work is bounded: the name is cut
+        to ``NAME_CHARS``, and only the ``CANDIDATES`` tools sharing most trigrams with it are
+        compared with difflib."""
+        name = name.strip()[:NAME_CHARS]
         parts = split_qualified(name)
         bare = parts[1] if parts else name.rpartition("/")[2]
-        by_ref = {t.ref: t for t in self.tools()}
+        wanted = _trigrams(name) | _trigrams(bare)
+        # Dice's coefficient on trigrams: shared ones count, relative to both lengths, so a
+        # short exact-ish name is not outranked by long names that merely contain its words.
+        # Sorting indices by a list's own __getitem__ keeps the per-tool work in C.
+        candidates: list[tuple[float, str, str]] = []
+        for entry in self.servers():
+            names = self._server_names(entry)
+            dice = [
+                2 * len(wanted & grams) / (len(wanted) + len(grams)) for grams in names.grams
+            ]
+            best = sorted(range(len(dice)), key=dice.__getitem__, reverse=True)[:CANDIDATES]
+            candidates += [(dice[i], names.refs[i], entry.tools[i].name) for i in best if dice[i]]
+        candidates = sorted(candidates, reverse=True)[:CANDIDATES]
         scored: dict[str, float] = {}
-        for ref, tool in by_ref.items():
-            score = max(
-                difflib.SequenceMatcher(None, name.lower(), ref.lower()).ratio(),
-                difflib.SequenceMatcher(None, bare.lower(), tool.name.lower()).ratio(),
-            )
+        for _dice, ref, tool in candidates:
+            score = max(_similarity(name, ref), _similarity(bare, tool))
             if score >= 0.5:
                 scored[ref] = score
         return sorted(scored, key=lambda r: (-scored[r], r))[:limit]
+
+    def _server_names(self, entry: ServerEntry) -> _ServerNames:
+        names = self._names.get(entry.name)
+        if names is None or names.tools is not entry.tools:
+            refs = [t.ref for t in entry.tools]
+            names = _ServerNames(entry.tools, refs, [_trigrams(r) for r in refs])
+            self._names[entry.name] = names
+        return names
 
     def _put(self, entry: ServerEntry) -> ServerEntry:
         self._servers[entry.name] = entry
         for listener in list(self._listeners):
             listener(entry.name)
         return entry
+
+
+def _similarity(a: str, b: str) -> float:
+    a, b = a[:NAME_CHARS].lower(), b[:NAME_CHARS].lower()
+    if 2 * min(len(a), len(b)) < 0.5 * (len(a) + len(b)):
+        return 0.0  # the ratio can't reach 0.5 (the cut-off) with lengths this far apart
+    return difflib.SequenceMatcher(None, a, b).ratio()
