@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bassi import __version__
@@ -43,6 +43,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit status: 0, or what the command says; 2 for bad arguments or settings, or a
+    terminal the app cannot use; 130 after Ctrl+C; 128 + N after signal N."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl+C before the app owns the terminal, or in ``bassi tools``: everything started
+        # was closed on the way out; a traceback would only hide that.
+        print("bassi: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = Settings.from_env(
@@ -62,9 +74,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bassi.mcp_cli import run_mcp_command
 
         return run_mcp_command(args, settings)
+    if problem := _terminal_problem(settings.env):
+        print(
+            f"bassi: the chat app needs an interactive terminal ({problem}).\n"
+            "For scripts, `bassi tools list`, `bassi tools search QUERY` and "
+            "`bassi tools show NAME` work anywhere.",
+            file=sys.stderr,
+        )
+        return 2
     from bassi.ui.app import run_app
 
     return run_app(settings)
+
+
+def _terminal_problem(env: Mapping[str, str]) -> str | None:
+    """Why the app cannot draw here, or None. It reads keys from standard input and draws
+    on standard error, and a terminal without cursor control (``TERM=dumb``: editors'
+    shells, some CI) would show its escape codes as text."""
+    closed = [
+        name
+        for name, stream in (("input", sys.stdin), ("output", sys.stdout), ("error", sys.stderr))
+        if stream is None or not stream.isatty()
+    ]
+    if len(closed) == 1:
+        return f"standard {closed[0]} is not a terminal"
+    if closed:
+        return f"standard {', '.join(closed[:-1])} and {closed[-1]} are not terminals"
+    if env.get("TERM", "") == "dumb":
+        return "TERM=dumb cannot draw it"
+    return None
 
 
 if __name__ == "__main__":
