@@ -255,9 +255,7 @@ class Registry:
         candidates: list[tuple[float, str, str]] = []
         for entry in self.servers():
             names = self._server_names(entry)
-            dice = [
-                2 * len(wanted & grams) / (len(wanted) + len(grams)) for grams in names.grams
-            ]
+            dice = [2 * len(wanted & grams) / (len(wanted) + len(grams)) for grams in names.grams]
             best = sorted(range(len(dice)), key=dice.__getitem__, reverse=True)[:CANDIDATES]
             candidates += [(dice[i], names.refs[i], entry.tools[i].name) for i in best if dice[i]]
         candidates = sorted(candidates, reverse=True)[:CANDIDATES]

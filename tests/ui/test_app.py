@@ -3,11 +3,8 @@ state files. No API key here: everything in this file works without a model."""
 
 from __future__ import annotations
 
-import os
-
-
 import errno
-import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager

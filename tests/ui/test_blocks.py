@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.color import Color
 
+from bassi.core.registry import Registry
 from bassi.core.search import SearchHit
-from bassi.core.tools import ToolInfo
+from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.widgets.prompt import PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
+from bassi.ui.widgets.tool_card import ToolCard
+from tests.progressive_fixtures import policy_of
 from tests.ui.helpers import WidgetHost, screen_text
 
 TOOLS = [
@@ -105,3 +110,44 @@ async def test_tab_completes_commands_and_tool_names() -> None:
         prompt.value = ""
         await pilot.press(*"/tool unpin ", "tab")
         assert prompt.value == "/tool unpin list_messages"
+
+
+PULL_REQUEST = ToolInfo.from_mcp(
+    "github",
+    {
+        "name": "create_pull_request",
+        "description": "Create a new pull request.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "Repository owner"},
+                "draft": {"type": "boolean", "default": False, "description": "Open as a draft"},
+            },
+            "required": ["owner"],
+        },
+    },
+)
+
+
+async def test_the_tool_card_stays_readable_in_a_40_column_terminal(tmp_path: Path) -> None:
+    """Five table columns in 36 cells left an ellipsis for every word; narrow, each parameter
+    is a line of facts with its description under it. Wide, it is still the table."""
+    registry = Registry()
+    registry.add_server("github", Origin.EXTERNAL)
+    registry.set_tools("github", [PULL_REQUEST])
+    policy = policy_of(registry, tmp_path)
+    app = WidgetHost(lambda: ToolCard(PULL_REQUEST, policy))
+    async with app.run_test(size=(40, 24)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "│ owner  string, required" in text
+        assert "│   Repository owner" in text
+        assert "│ draft  boolean, optional, default" in text
+        assert "│   Open as a draft" in text
+        assert "…" not in text
+    wide = WidgetHost(lambda: ToolCard(PULL_REQUEST, policy))
+    async with wide.run_test(size=(100, 24)) as pilot:
+        await pilot.pause()
+        rows = [" ".join(row.strip(" │").split()) for row in screen_text(wide).splitlines()]
+        assert "name type required default description" in rows
+        assert "owner string yes Repository owner" in rows

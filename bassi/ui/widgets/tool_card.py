@@ -13,6 +13,8 @@ tool's calls, they reach the server as the model wrote them.
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -22,7 +24,7 @@ from textual.widgets import Static
 
 from bassi.core.hints import Hints
 from bassi.core.injection import tool_flags
-from bassi.core.parameters import parameters
+from bassi.core.parameters import Parameter, parameters
 from bassi.core.policy import AccessPolicy, Decision, Verdict
 from bassi.core.reveal import reveal
 from bassi.core.tools import Origin, ToolInfo
@@ -35,25 +37,59 @@ DESCRIPTION_CHARS = 4_000
 """Enough for any honest description; a megabyte one is cut, with the cut marked."""
 
 
-def parameter_table(tool: ToolInfo) -> Table | Content:
+NARROW = 60
+"""Below this many cells the parameters are listed one under another: five columns in a
+narrow terminal leave each a few cells, and every word becomes an ellipsis."""
+
+
+class ParameterTable:
+    """The parameters as a table, or as a list where the card is narrower than ``NARROW``.
+    Decided at render time, so the card follows the terminal as it is resized."""
+
+    def __init__(self, rows: list[Parameter]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self._table() if options.max_width >= NARROW else self._list()
+
+    def _table(self) -> Table:
+        table = Table(box=None, expand=True, pad_edge=False, header_style="bold")
+        table.add_column("name", no_wrap=True)
+        table.add_column("type")
+        table.add_column("required")
+        table.add_column("default")
+        table.add_column("description", ratio=1)
+        for p in self.rows:
+            table.add_row(
+                plain_text(p.name, "bold", max_chars=80),
+                plain_text(p.type, max_chars=60),
+                "yes" if p.required else "no",
+                plain_text(p.default, max_chars=60),
+                plain_text(p.description, max_chars=2_000),
+            )
+        return table
+
+    def _list(self) -> Group:
+        """Each parameter: its name and facts on one line, its description under it."""
+        parts: list[RenderableType] = []
+        for p in self.rows:
+            facts = [p.type, "required" if p.required else "optional"]
+            if p.default:
+                facts.append(f"default {p.default}")
+            line = plain_text(p.name, "bold", max_chars=80)
+            line.append_text(plain_text("  " + ", ".join(facts), "dim", max_chars=140))
+            parts.append(line)
+            if p.description:
+                description = plain_text(p.description, max_chars=2_000)
+                parts.append(Padding(description, (0, 0, 0, 2)))
+        return Group(*parts)
+
+
+def parameter_table(tool: ToolInfo) -> ParameterTable | Content:
     rows = parameters(tool)
     if not rows:
         return Content.styled("No parameters.", "$foreground-muted")
-    table = Table(box=None, expand=True, pad_edge=False, header_style="bold")
-    table.add_column("name", no_wrap=True)
-    table.add_column("type")
-    table.add_column("required")
-    table.add_column("default")
-    table.add_column("description", ratio=1)
-    for p in rows:
-        table.add_row(
-            plain_text(p.name, "bold", max_chars=80),
-            plain_text(p.type, max_chars=60),
-            "yes" if p.required else "no",
-            plain_text(p.default, max_chars=60),
-            plain_text(p.description, max_chars=2_000),
-        )
-    return table
+    return ParameterTable(rows)
 
 
 def access_line(decision: Decision) -> Content:
