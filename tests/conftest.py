@@ -77,6 +77,12 @@ def approve_project(settings: Settings, *, rules: bool = False) -> None:
                 trust.approve_rules(source.name, source.allow_patterns)
 
 
+HANG_SECONDS = 30.0
+"""The only wall-clock bound a test may assert: far above what any step takes on a busy shared
+machine, far below what the behaviour under test would take if it failed (a timeout that never
+fires, a stream that is never cut). Speed itself is measured by the scripts in ``bench/``."""
+
+
 # ---------------------------------------------------------------------------------------------
 # The scripted model and the agent's environment
 

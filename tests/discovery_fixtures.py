@@ -20,7 +20,7 @@ from mcp.server import Server, ServerRequestContext
 from starlette.types import ASGIApp
 
 from bassi.core.settings import Settings
-from tests.conftest import approve_project
+from tests.conftest import HANG_SECONDS, approve_project
 
 SERVERS = Path(__file__).parent / "servers"
 MARKER_VARIABLE = "BASSI_TEST_MARKER"
@@ -73,8 +73,8 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Poll ``condition`` until it holds; fail the test if it never does."""
+async def until(condition: Callable[[], bool], seconds: float = HANG_SECONDS) -> None:
+    """Poll ``condition`` until it holds; fail the test if it never does (a hang)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while not condition():

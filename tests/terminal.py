@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from tests.conftest import HANG_SECONDS
+
 # Modes the app turns on that a terminal must not be left in: the alternate screen, mouse
 # reporting (every mode Textual sets), bracketed paste, focus events, a hidden cursor.
 MODES_ON_OFF = {
@@ -32,7 +34,7 @@ MODES_ON_OFF = {
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[PX^_].*?\x1b\\|.)", re.DOTALL)
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 60.0) -> None:
+def wait_until(condition: Callable[[], bool], seconds: float = HANG_SECONDS) -> None:
     """Poll ``condition``; fail after ``seconds``, which only a hang should reach."""
     deadline = time.monotonic() + seconds
     while not condition():
@@ -97,7 +99,7 @@ class Terminal:
         """The output without escape sequences (words the app drew, in drawing order)."""
         return _ESCAPES.sub("", self.output)
 
-    def wait_for(self, needle: str, seconds: float = 60.0) -> None:
+    def wait_for(self, needle: str, seconds: float = HANG_SECONDS) -> None:
         """Until ``needle`` is in the text drawn so far; fails after ``seconds`` (a hang)."""
         wait_until(lambda: needle in self.text or self.process.poll() is not None, seconds)
         assert needle in self.text, (
@@ -105,7 +107,7 @@ class Terminal:
             f"text so far: {self.text[-2000:]!r}"
         )
 
-    def wait_for_output(self, needle: str, seconds: float = 60.0) -> None:
+    def wait_for_output(self, needle: str, seconds: float = HANG_SECONDS) -> None:
         """Until ``needle`` (escape sequences included) was written."""
         wait_until(lambda: needle in self.output or self.process.poll() is not None, seconds)
         assert needle in self.output, f"{needle!r} was never written"
@@ -123,7 +125,7 @@ class Terminal:
     def signal(self, number: int) -> None:
         self.process.send_signal(number)
 
-    def wait(self, seconds: float = 60.0) -> int:
+    def wait(self, seconds: float = HANG_SECONDS) -> int:
         """The exit status once the process ended (and the output is all read)."""
         status = self.process.wait(timeout=seconds)
         self._reader.join(timeout=seconds)

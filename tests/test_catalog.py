@@ -17,7 +17,7 @@ from bassi.core.registry import ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin
-from tests.conftest import descendant_pids
+from tests.conftest import HANG_SECONDS, descendant_pids
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
     lowlevel_server,
@@ -78,15 +78,14 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
 async def test_start_registers_every_server_at_once_and_connects_in_the_background(
     start: Any,
 ) -> None:
-    began = time.monotonic()
     run = await start(
         {
             "good": stdio_entry("good_server.py"),
             "off": stdio_entry("good_server.py", disabled=True, alwaysLoad=True),
         }
     )
-    assert time.monotonic() - began < 0.5
     registry = run.catalog.registry
+    # Returned before any external server connected: start does not wait for them.
     assert [(e.name, e.origin, e.status) for e in registry.servers()] == [
         ("notes", Origin.IN_PROCESS, ServerStatus.CONNECTING),
         ("good", Origin.EXTERNAL, ServerStatus.CONNECTING),
@@ -108,7 +107,7 @@ async def test_start_registers_every_server_at_once_and_connects_in_the_backgrou
 
 
 async def test_a_hanging_server_does_not_delay_the_others(start: Any) -> None:
-    hang_timeout = 6.0
+    hang_timeout = 20.0
     began = time.monotonic()
     run = await start(
         {
@@ -123,7 +122,7 @@ async def test_a_hanging_server_does_not_delay_the_others(start: Any) -> None:
         return all(registry.server(n).available for n in ("notes", "good", "paged"))
 
     await until(others_connected, seconds=hang_timeout)
-    assert time.monotonic() - began < hang_timeout / 2
+    # Connected while the hanging one still is: they did not wait for it.
     assert registry.server("hung").status is ServerStatus.CONNECTING
     # The others are searchable while the hanging server is still starting.
     assert run.catalog.index.search("beta_two")[0].tool.ref == "paged/beta_two"
@@ -133,7 +132,7 @@ async def test_a_hanging_server_does_not_delay_the_others(start: Any) -> None:
     hung = registry.server("hung")
     assert hung.status is ServerStatus.FAILED
     assert hung.error is not None
-    assert hung.error.startswith("timed out after 6 s")
+    assert hung.error.startswith("timed out after 20 s")
     assert time.monotonic() - began >= hang_timeout
 
 
@@ -283,7 +282,7 @@ async def test_close_leaves_no_process_even_while_servers_are_starting(start: An
     await until(lambda: len(marked_processes(run.marker)) == 2)
     began = time.monotonic()
     await run.catalog.close()
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < HANG_SECONDS  # not the hung one's 60 s
     assert marked_processes(run.marker) == []
 
 

@@ -14,6 +14,7 @@ import pytest_asyncio
 from mcp import Client
 
 from mcp_servers._process import SUPERVISED
+from tests.conftest import HANG_SECONDS
 from tests.discovery_fixtures import MARKER_VARIABLE, marked_processes, until
 from tests.mcp_servers_support import (
     TRANSPORTS,
@@ -83,7 +84,7 @@ async def test_timeout_kills_the_whole_process_group(client: Client, project: Pa
         "execute",
         {"command": f"echo $$ > {marker}; sleep 60 & sleep 60", "timeout": 1},
     )
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_SECONDS
     assert is_error
     assert text.startswith("Timed out after 1 s")
     await until_group_gone(int(marker.read_text()))
@@ -92,7 +93,7 @@ async def test_timeout_kills_the_whole_process_group(client: Client, project: Pa
 async def test_default_timeout_comes_from_the_environment(client: Client) -> None:
     started = time.monotonic()
     is_error, text = await call(client, "execute", {"command": "sleep 60"})
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < HANG_SECONDS
     assert is_error
     assert text.startswith("Timed out after 2 s")
 
@@ -116,10 +117,8 @@ async def test_output_is_capped_keeping_head_and_tail(client: Client) -> None:
 
 @pytest.mark.parametrize("command", ["read line; echo read=$?", "cat; echo cat=$?"])
 async def test_a_command_waiting_for_input_gets_end_of_file(client: Client, command: str) -> None:
-    started = time.monotonic()
     _, text = await call(client, "execute", {"command": command, "timeout": 10})
-    assert time.monotonic() - started < 2
-    assert text.startswith("Exit code 0")
+    assert text.startswith("Exit code 0")  # not "Timed out after 10 s": it did not wait
     assert ("read=1" if command.startswith("read") else "cat=0") in text
 
 
@@ -129,7 +128,7 @@ async def test_background_jobs_do_not_outlive_the_command(client: Client, projec
     is_error, text = await call(
         client, "execute", {"command": f"echo $$ > {marker}; sleep 60 & echo started"}
     )
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_SECONDS
     assert not is_error
     assert "started" in text
     await until_group_gone(int(marker.read_text()))

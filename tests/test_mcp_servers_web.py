@@ -17,6 +17,7 @@ from mcp import Client
 from mcp_servers._toolkit import ToolFailure
 from mcp_servers.web.addresses import AddressGuard, IPAddress
 from mcp_servers.web.fetch import FetchLimits, fetch_text
+from tests.conftest import HANG_SECONDS
 from tests.mcp_servers_support import TRANSPORTS, call, connect, held_open
 from tests.web_fixtures import BRAVE_KEY, LocalSite, local_site
 
@@ -103,7 +104,7 @@ async def test_http_errors_are_reported(client: Client, site: str, path: str, st
 async def test_a_slow_page_times_out(client: Client, site: str, path: str) -> None:
     started = time.monotonic()
     is_error, text = await fetch(client, f"{site}{path}")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_SECONDS
     assert is_error
     assert text.startswith(f"Timed out after 1 s fetching {site}{path}")
 
@@ -111,7 +112,7 @@ async def test_a_slow_page_times_out(client: Client, site: str, path: str) -> No
 async def test_a_huge_page_is_read_only_up_to_the_byte_limit(client: Client, site: str) -> None:
     started = time.monotonic()
     is_error, text = await fetch(client, f"{site}/huge", max_chars=200_000)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_SECONDS
     assert not is_error
     assert text.startswith(f"URL: {site}/huge\n")
     assert text.endswith("[The page is larger than 100000 bytes; the rest was not read.]")
@@ -269,7 +270,9 @@ async def test_converting_a_big_page_does_not_stall_the_event_loop(
     assert not is_error
     assert f"* [item **1000**]({site}/item/1000) _note_\n" in text
     assert elapsed > 0.3, "the page converted too fast to tell anything"
-    assert longest_gap < 0.5
+    # Converted on the event loop, the loop would stand still for about all of it; a busy
+    # machine stretches both alike.
+    assert longest_gap < elapsed / 2
 
 
 # Only public addresses, unless the user opts in

@@ -12,6 +12,7 @@ import pytest
 from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
 from bassi.core.tools import Origin, ToolInfo
+from tests.conftest import HANG_SECONDS
 
 
 def tool(server: str, name: str, description: str, **params: str) -> ToolInfo:
@@ -175,13 +176,13 @@ def test_remove_server_and_sync_drop_vanished_servers(index: ToolIndex) -> None:
     assert len(index) == len(CATALOG["mail"])
 
 
-def test_megabyte_description_is_capped_and_indexes_quickly() -> None:
+def test_megabyte_description_is_capped_before_indexing() -> None:
     filler = "lorem ipsum dolor sit amet " * 40_000
     huge = tool("bloat", "huge", "Frobnicate widgets. " + filler + " zanzibar", blob=filler)
     idx = ToolIndex()
     start = time.perf_counter()
     idx.update_server("bloat", [huge, tool("bloat", "small", "Frobnicate gadgets")])
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG_SECONDS
     assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("frobnicate widgets"))[0] == "bloat/huge"
     assert idx.search("zanzibar") == []

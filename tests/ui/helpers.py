@@ -13,6 +13,7 @@ from textual.widget import Widget
 
 from bassi.ui.widgets.chat_log import ChatLog
 from bassi.ui.widgets.prompt import PromptInput
+from tests.conftest import HANG_SECONDS
 
 APP_CSS = Path(__file__).resolve().parents[2] / "bassi" / "ui" / "app.tcss"
 
@@ -49,7 +50,10 @@ class WidgetHost(App[None]):
 
 
 async def wait_for(
-    pilot: Pilot[object], condition: Callable[[], object], seconds: float = 15.0, what: str = ""
+    pilot: Pilot[object],
+    condition: Callable[[], object],
+    seconds: float = HANG_SECONDS,
+    what: str = "",
 ) -> None:
     """Let the app run until ``condition()`` is true; fail with ``what`` after ``seconds``."""
     loop = asyncio.get_running_loop()
