@@ -83,6 +83,47 @@ machine, far below what the behaviour under test would take if it failed (a time
 fires, a stream that is never cut). Speed itself is measured by the scripts in ``bench/``."""
 
 
+SLOW_MODULES = frozenset(
+    {
+        "tests.test_catalog",
+        "tests.test_discovery",
+        "tests.test_mcp_servers",
+        "tests.test_mcp_servers_bash",
+        "tests.test_mcp_servers_python",
+        "tests.test_mcp_servers_web",
+        "tests.test_progressive_e2e",
+        "tests.test_search_semantic",
+        "tests.test_session_e2e",
+        "tests.test_terminal",
+        "tests.test_tools_cli",
+        "tests.ui.test_app",
+        "tests.ui.test_chat_e2e",
+        "tests.ui.test_snapshots",
+    }
+)
+"""Modules whose tests start the real CLI, a terminal, subprocess servers or the sentence
+encoder: marked ``slow``. ``./run-tests.sh --fast`` leaves them out; the default runs all."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="run the core tests only, leaving out those marked slow (real CLI, terminal, "
+        "subprocess servers, encoder)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+    if config.getoption("--fast"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 # ---------------------------------------------------------------------------------------------
 # The scripted model and the agent's environment
 

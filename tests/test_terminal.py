@@ -160,3 +160,22 @@ def test_the_app_needs_a_terminal_and_says_what_works_without_one(
     assert dumb.wait() == 2
     assert dumb.output.startswith("bassi: the chat app needs an interactive terminal (TERM=dumb")
     assert "\x1b" not in dumb.output
+
+
+def test_a_file_named_bassi_costs_warnings_not_the_start(
+    project: Path, env: dict[str, str], marker: str, terminals: list[Terminal]
+) -> None:
+    (project / ".bassi").write_text("not a directory")
+    app = Terminal([], cwd=project, env=env, size=(160, 40))
+    terminals.append(app)
+    app.wait_for("no log file this run")
+    app.wait_for("connected")
+    app.write("/help\r")
+    app.wait_for("is not a directory")  # the history could not be saved: said once
+    app.write("\x11")  # Ctrl+Q
+
+    assert app.wait() == 0
+    assert app.modes_left_on() == []
+    assert "Traceback" not in app.text
+    assert marked_processes(marker) == []
+    assert (project / ".bassi").read_text() == "not a directory"

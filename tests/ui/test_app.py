@@ -25,6 +25,7 @@ from bassi.ui.widgets.prompt import CompletionHint, PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
+from tests.conftest import HANG_SECONDS
 from tests.transcripts import transcript_lines, write_transcript
 from tests.ui.conftest import AppFactory, notes_entry, write_servers
 from tests.ui.helpers import screen_text, styles_of, submit, wait_for
@@ -279,6 +280,7 @@ async def test_without_api_key_a_message_gets_a_how_to_fix(make_app: AppFactory)
         await submit(pilot, "hello there")
         await wait_for(pilot, lambda: "ANTHROPIC_API_KEY" in screen_text(app), what="hint")
         assert "hello there" in screen_text(app)
+        await app.runtime.catalog.wait_ready(HANG_SECONDS)  # the notes server is up
         await submit(pilot, "/tools search note")
         assert app.screen.query(SearchResults)
 
