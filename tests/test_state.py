@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bassi.core.runtime import Runtime
+from bassi.core.settings import Settings
 from bassi.core.state import HISTORY_LIMIT, ProjectState
+from bassi.core.tools import ToolInfo
 
 
 def reloaded(state: ProjectState) -> ProjectState:
@@ -138,3 +141,26 @@ def test_deeply_nested_state_is_refused_with_the_file_named(tmp_path: Path, name
     assert state.ignored_grants == [] and state.history == []
     assert len(state.warnings) == 1
     assert name in state.warnings[0] and "nested more than" in state.warnings[0]
+
+
+async def test_two_runtimes_in_one_project_lose_nothing(tmp_path: Path) -> None:
+    """What two bassi apps in one directory hold: each its own runtime over the same files."""
+
+    def runtime() -> Runtime:
+        return Runtime(Settings(project_dir=tmp_path, env={}), shipped={})
+
+    first, second = runtime(), runtime()
+    first.pin(ToolInfo("git", "git_status"))
+    second.pin(ToolInfo("web", "fetch"))
+    first.state.add_history("first's line")
+    second.state.add_history("second's line")
+    first.unpin(ToolInfo("git", "git_status"))
+    first.pin(ToolInfo("git", "git_log"))
+    await second.close()
+    await first.close()
+
+    third = runtime()
+    # Each instance's entries in its own order; between instances, in the order written.
+    assert sorted(third.state.pins) == ["mcp__git__git_log", "mcp__web__fetch"]
+    assert sorted(third.state.history) == ["first's line", "second's line"]
+    await third.close()
