@@ -94,11 +94,14 @@ SLOW_MODULES = frozenset(
         "tests.test_progressive_e2e",
         "tests.test_search_semantic",
         "tests.test_session_e2e",
+        "tests.test_supervisor",
         "tests.test_terminal",
         "tests.test_tools_cli",
+        "tests.test_validation_e2e",
         "tests.ui.test_app",
         "tests.ui.test_chat_e2e",
         "tests.ui.test_snapshots",
+        "tests.ui.test_validation_display",
     }
 )
 """Modules whose tests start the real CLI, a terminal, subprocess servers or the sentence
