@@ -85,6 +85,7 @@ fires, a stream that is never cut). Speed itself is measured by the scripts in `
 
 SLOW_MODULES = frozenset(
     {
+        "tests.test_access_table",
         "tests.test_catalog",
         "tests.test_discovery",
         "tests.test_mcp_servers",
@@ -101,11 +102,13 @@ SLOW_MODULES = frozenset(
         "tests.ui.test_app",
         "tests.ui.test_chat_e2e",
         "tests.ui.test_snapshots",
+        "tests.ui.test_trust_e2e",
         "tests.ui.test_validation_display",
     }
 )
 """Modules whose tests start the real CLI, a terminal, subprocess servers or the sentence
-encoder: marked ``slow``. ``./run-tests.sh --fast`` leaves them out; the default runs all."""
+encoder: marked ``slow`` (a single such test elsewhere carries ``@pytest.mark.slow``).
+``./run-tests.sh --fast`` leaves them out; the default runs all."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

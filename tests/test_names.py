@@ -105,6 +105,7 @@ def test_arguments_are_shown_whole_with_blanks_and_controls_visible() -> None:
     assert '"n": [\n    1,\n    null,\n    true\n  ]' in shown
 
 
+@pytest.mark.slow  # the real CLI
 async def test_the_model_calls_odd_names_as_exactly_one_tool_and_never_a_colliding_one(
     agent_settings: Settings, scripted_model: ScriptedModel
 ) -> None:

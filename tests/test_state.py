@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -144,10 +145,11 @@ def test_deeply_nested_state_is_refused_with_the_file_named(tmp_path: Path, name
 
 
 async def test_two_runtimes_in_one_project_lose_nothing(tmp_path: Path) -> None:
-    """What two bassi apps in one directory hold: each its own runtime over the same files."""
+    """What two bassi apps in one directory hold: each its own runtime over the same files
+    (the history in the project, the pins in the user's directory)."""
 
     def runtime() -> Runtime:
-        return Runtime(Settings(project_dir=tmp_path, env={}), shipped={})
+        return Runtime(Settings(project_dir=tmp_path, env=dict(os.environ)), shipped={})
 
     first, second = runtime(), runtime()
     first.pin(ToolInfo("git", "git_status"))
@@ -161,6 +163,6 @@ async def test_two_runtimes_in_one_project_lose_nothing(tmp_path: Path) -> None:
 
     third = runtime()
     # Each instance's entries in its own order; between instances, in the order written.
-    assert sorted(third.state.pins) == ["mcp__git__git_log", "mcp__web__fetch"]
+    assert sorted(third.grants.pins) == ["mcp__git__git_log", "mcp__web__fetch"]
     assert sorted(third.state.history) == ["first's line", "second's line"]
     await third.close()

@@ -137,6 +137,7 @@ async def test_servers_from_the_users_own_file_are_trusted_and_win_over_the_proj
         await catalog.close()
 
 
+@pytest.mark.slow  # runs the bassi command three times
 def test_bassi_tools_starts_nothing_unapproved_and_bassi_mcp_approve_lets_it_start(
     project: ScriptedProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
