@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_agent_env
+from bassi.core.settings import Settings
+from tests.conftest import approve_project, make_agent_env
 from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, write_config
 from tests.terminal import Terminal, wait_until
 
@@ -23,17 +24,18 @@ def marker() -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path, marker: str) -> Path:
-    """A project with one stdio server (found again by ``marker``) and no API key."""
-    path = tmp_path / "project"
-    path.mkdir()
-    write_config(path, {"good": stdio_entry("good_server.py", marker=marker)})
-    return path
+def env(tmp_path: Path) -> dict[str, str]:
+    return make_agent_env(tmp_path / "home", None, api_key=None)
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return make_agent_env(tmp_path / "home", None, api_key=None)
+def project(tmp_path: Path, marker: str, env: dict[str, str]) -> Path:
+    """An approved project with one stdio server (found again by ``marker``), no API key."""
+    path = tmp_path / "project"
+    path.mkdir()
+    write_config(path, {"good": stdio_entry("good_server.py", marker=marker)})
+    approve_project(Settings(project_dir=path, env=env))
+    return path
 
 
 @pytest.fixture
@@ -124,6 +126,7 @@ def test_ctrl_c_in_bassi_tools_ends_with_one_line_and_status_130(
             "slow": stdio_entry("hang_server.py", marker=marker, timeout=300),
         },
     )
+    approve_project(Settings(project_dir=project, env=env))
     tools = Terminal(["tools", "list"], cwd=project, env=env)
     terminals.append(tools)
     wait_until(lambda: len(marked_processes(marker)) == 2)
