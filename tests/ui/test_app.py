@@ -382,18 +382,16 @@ async def test_the_catalog_masks_what_the_config_took_from_the_environment(
 async def test_state_that_cannot_be_saved_costs_a_warning_not_the_app(
     project: Path, make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
-    if fault == "full disk":
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-        def full(_fd: int) -> None:
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        monkeypatch.setattr("bassi.core.json_store.os.fsync", full)
-        why = "the disk is full"
-    else:
+    why = "the disk is full" if fault == "full disk" else "is not a directory"
+    if fault == "file named .bassi":
         (project / ".bassi").write_text("in the way")
-        why = "is not a directory"
     app = make_app()
     async with settled(app) as pilot:
+        if fault == "full disk":  # from now on: the project was approved before
+            monkeypatch.setattr("bassi.core.json_store.os.fsync", full)
         await submit(pilot, "/cost")
         await wait_for(pilot, lambda: why in screen_text(app), what="the warning")
         await submit(pilot, "/tool search_notes")
