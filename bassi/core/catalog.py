@@ -48,8 +48,8 @@ from bassi.core.mcp_config import (
     ServerConfig,
     load_mcp_config,
 )
-from bassi.core.oauth import OAuth, OpenUrl
 from bassi.core.meta_tools import SERVER_NAME as META_SERVER
+from bassi.core.oauth import OAuth, OpenUrl
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.secrets import mask_in_log

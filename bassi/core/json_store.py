@@ -393,7 +393,7 @@ class JsonStore(Generic[T]):
                 value, _salvaged = self._read(self._warn)
                 for change in changes:
                     value = change(value)
-                _write_atomic(self.path, value)
+                write_atomic(self.path, value)
         except OSError as exc:
             self._give_up(exc)
 
@@ -436,9 +436,10 @@ def _why_not_written(path: Path, exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _write_atomic(path: Path, data: Any) -> None:
+def write_atomic(path: Path, data: Any) -> None:
     """Write to a temporary file and rename it over ``path``: a crash mid-write never leaves
-    half a file."""
+    half a file. The file is created ``0600`` (``mkstemp``), and the rename keeps that."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -41,8 +41,8 @@ from pydantic import AnyUrl, ValidationError
 
 from bassi import __version__
 from bassi.core.connections import SignInRequired
+from bassi.core.json_store import write_atomic
 from bassi.core.mcp_config import HttpServerConfig
-from bassi.core.state import write_json_atomic
 
 SIGN_IN_TIMEOUT = 300.0
 """Seconds a sign-in waits for the browser to come back."""
@@ -80,7 +80,7 @@ class TokenStore:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(directory, 0o700)
         # mkstemp creates the file 0600, and the rename keeps that.
-        write_json_atomic(self.path, {**data, "url": self.url})
+        write_atomic(self.path, {**data, "url": self.url})
         os.chmod(self.path, 0o600)
 
     @property

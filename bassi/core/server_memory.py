@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bassi.core.state import write_json_atomic
+from bassi.core.json_store import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,6 @@ class ServerMemory:
             },
         }
         try:
-            write_json_atomic(self.path, data)
+            write_atomic(self.path, data)
         except OSError as exc:
             logger.warning("could not save %s: %s", self.path, exc)
