@@ -25,9 +25,10 @@ from bassi.core.search import ToolIndex
 from bassi.core.tools import Origin, ToolInfo
 
 
-def load_registry(corpus: Path) -> Registry:
+def load_registry(*corpora: Path) -> Registry:
+    """Every server of every corpus directory."""
     registry = Registry()
-    for path in sorted(corpus.glob("*.json")):
+    for path in sorted(p for corpus in corpora for p in corpus.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         server = str(data["server"])
         registry.add_server(server, Origin.EXTERNAL, target=str(data.get("package", "")))
@@ -78,7 +79,7 @@ def evaluate(index: ToolIndex, queries: list[dict[str, Any]]) -> tuple[dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--corpus", type=Path, nargs="+", required=True)
     parser.add_argument("--queries", type=Path, required=True)
     parser.add_argument("--rankings", type=Path)
     parser.add_argument("--json", action="store_true")
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    registry = load_registry(args.corpus)
+    registry = load_registry(*args.corpus)
     with tempfile.TemporaryDirectory() as cache:  # the app always has an on-disk cache
         index = ToolIndex(Path(cache))
         start = time.perf_counter()

@@ -307,50 +307,6 @@ def test_a_real_word_no_tool_uses_is_not_corrected_into_another() -> None:
     assert refs(idx.search("contcts"))[0] == "drive/contacts"
 
 
-def test_people_s_phrasings_reach_a_tool_through_its_name_words() -> None:
-    """Aliases are keyed to name words, so any server naming its tools the usual way gets
-    them: a request in words the tool never uses still finds it, whatever the separator."""
-    from bassi.core.search.aliases import Aliases
-
-    aliases = Aliases.parse("mail rule: automatically file incoming mail\nsum: add up")
-    assert "automatically" in aliases.of("createMailRule")
-    assert "automatically" in aliases.of("list_mail_rules")
-    assert aliases.of("list-mail-folders") == ""
-    idx = ToolIndex()
-    idx.sync(
-        registry_of(
-            {
-                "outlook": [
-                    tool("outlook", "create-mail-rule", "Create a messageRule object"),
-                    tool("outlook", "list-mail-folders", "List the mail folder collection"),
-                    tool("outlook", "list-folder-files", "List the files in a folder"),
-                ],
-                "thinker": [tool("thinker", "sequentialthinking", "A tool for problems")],
-            }
-        )
-    )
-    assert idx.wait_semantic(timeout=60)
-    assert refs(idx.search("automatically sort newsletters"))[0] == ("outlook/create-mail-rule")
-    assert refs(idx.search("think it through step by step"))[0] == "thinker/sequentialthinking"
-
-
-def test_saying_an_alias_phrase_word_for_word_beats_its_words_scattered() -> None:
-    """ "sort incoming mail" is how people describe mail rules; its words one by one
-    ("mail", "folders", "incoming") fit moving a message as well."""
-    catalog = dict(CATALOG)
-    catalog["mail"] = [
-        *CATALOG["mail"],
-        tool("mail", "create-mail-rule", "Create a messageRule object"),
-        tool("mail", "list-mail-folders", "List mail folders"),
-        tool("mail", "move-mail-message", "Move a message to another folder"),
-        tool("mail", "create-mail-folder", "Create a mail folder"),
-    ]
-    idx = ToolIndex()
-    idx.sync(registry_of(catalog))
-    assert idx.wait_semantic(timeout=60)
-    assert refs(idx.search("auto sort incoming mail into folders"))[0] == "mail/create-mail-rule"
-
-
 def test_a_name_with_things_the_request_never_mentions_ranks_below_its_plainer_sibling() -> None:
     idx = ToolIndex()
     idx.sync(

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bassi.core.search import ToolIndex
-from bassi.core.search import index as index_module
+from bassi.core.search import fusion
 from bassi.core.search.documents import encoder_text
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors, default_encoder
 from bassi.core.search.half_rows import CHUNK_ROWS, HalfRows
@@ -57,7 +57,7 @@ def test_a_paraphrase_with_no_shared_word_is_found_through_the_encoder(
 ) -> None:
     index = ready(weather=WEATHER, kit=KIT)
     assert refs(index, UMBRELLA)[0] == "weather/get_forecast"
-    monkeypatch.setattr(index_module, "ENCODER_WEIGHT", 0.0)
+    monkeypatch.setattr(fusion, "MEANING_WEIGHT", 0.0)
     assert "weather/get_forecast" not in refs(index, UMBRELLA)
 
 

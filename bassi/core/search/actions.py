@@ -36,7 +36,7 @@ CHANGES = CREATE | UPDATE | DELETE | SEND
 
 AGREE = 0.1
 """Score multiplier bonus when the tool does what the query asks."""
-CLASH = 0.3
+CLASH = 0.4
 """Score multiplier penalty when the tool does something else than the query asks."""
 UNASKED = 0.1
 """Penalty for a tool that changes things when the query asks for no action at all."""
@@ -50,7 +50,7 @@ _VERB_WORDS: dict[str, int] = {
     **_classed(
         CREATE,
         "create add insert append new build generate compose draft fork upload put copy "
-        "commit remember record store attach schedule book start note",
+        "commit remember record store attach schedule book start note report",
     ),
     **_classed(
         UPDATE,
@@ -100,7 +100,7 @@ _AMBIGUOUS = frozenset(
     for w in _classed(
         0,
         "email mail message text post open set check order stage note call book new record "
-        "draft store drop forward query schedule list view",
+        "draft store drop forward query schedule list view report",
     )
 )
 """Words that are as often nouns or adjectives ("my to-do list", "an open PR", "mail folders")

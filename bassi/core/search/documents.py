@@ -11,13 +11,11 @@ import hashlib
 import marshal
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cache
 from typing import Any
 
-from bassi.core.search.aliases import default_aliases
 from bassi.core.tools import ToolInfo
 
-FIELDS = ("name", "server", "summary", "description", "params", "aliases")
+FIELDS = ("name", "server", "summary", "description", "params")
 """Field order is the column order of the postings arrays and of the on-disk cache."""
 
 SUMMARY_CHARS = 300
@@ -72,18 +70,25 @@ def field_texts(tool: ToolInfo) -> tuple[str, ...]:
     """The text of each field in ``FIELDS`` order, capped."""
     description = tool.description[:DESCRIPTION_CHARS]
     return (
-        tool.name[:200],
+        f"{tool.name[:200]} {title(tool)}",
         tool.server,
         summary(description),
         description,
         params_text(tool.input_schema),
-        default_aliases().of(tool.name),
     )
+
+
+def title(tool: ToolInfo) -> str:
+    """The human title a server may give a tool in its annotations (``title``)."""
+    value = (tool.annotations or {}).get("title")
+    return value[:200] if isinstance(value, str) else ""
 
 
 ENCODER_DESCRIPTION_CHARS = 1_000
 """Enough for the sentences the encoder reads; the rest never reaches it."""
-ENCODER_SENTENCES = 2
+ENCODER_SENTENCES = 1
+"""Measured against two: the second sentence is mostly usage notes, and junk there (a pasted
+licence, filler) would move the whole vector."""
 ENCODER_PARAMS = 30
 _IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
 
@@ -93,31 +98,21 @@ def _name_words(identifier: str) -> str:
 
 
 def encoder_text(tool: ToolInfo) -> str:
-    """What the sentence encoder reads of a tool: server, name words, the first two sentences
-    of the description and the parameter names. Measured against name + one sentence, with
-    and without parameters: parameters say what a tool acts on ("channel", "recipient") where
-    a terse description does not, and later sentences are mostly usage notes. The tool's
-    aliases (how people ask for such tools) follow: they move a terse tool ("Create a
-    messageRule object") towards the requests it serves."""
+    """What the sentence encoder reads of a tool: server, name words (and title), the first
+    two sentences of the description and the parameter names. Measured against name + one
+    sentence, with and without parameters: parameters say what a tool acts on ("channel",
+    "recipient") where a terse description does not, and later sentences are mostly usage
+    notes. A tool with no description is still its name's words in plain English."""
     head = tool.description[:ENCODER_DESCRIPTION_CHARS]
     parts = [p for p in map(str.strip, _SENTENCE_END.split(head)) if p]
     sentences = " ".join(parts[:ENCODER_SENTENCES])
-    text = f"{tool.server[:100]} {_name_words(tool.name)}: {sentences}"
+    named = " ".join(w for w in (_name_words(tool.name), title(tool)) if w)
+    text = f"{tool.server[:100]} {named}: {sentences}"
     properties = tool.input_schema.get("properties")
     if isinstance(properties, Mapping) and properties:
         names = ", ".join(_name_words(str(p)) for p in list(properties)[:ENCODER_PARAMS])
         text = f"{text} Parameters: {names}"
-    aliases = default_aliases().of(tool.name)
-    return f"{text} {aliases}" if aliases else text
-
-
-@cache
-def encoder_text_version() -> str:
-    """Changes whenever ``encoder_text`` of an unchanged tool can: with the alias list."""
-    digest = hashlib.sha256()
-    for key, phrasings in default_aliases().entries:  # keys are sets: hash them sorted
-        digest.update(f"{sorted(key)}:{phrasings}\n".encode())
-    return digest.hexdigest()[:16]
+    return text
 
 
 def definitions_hash(tools: Sequence[ToolInfo]) -> str:

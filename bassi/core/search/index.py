@@ -3,73 +3,78 @@
 Each server's tools are analysed into a segment; segments are merged into in-memory postings
 that answer queries in a few milliseconds even at 10,000 tools. A server whose tool
 definitions hash is unchanged is left alone, so a reconnect re-indexes only what changed.
+Every tool is also a document in the Whoosh index of record (``records.py``), which answers
+the fielded filters people type.
+
+Updates build a new immutable ``_View`` and swap it in with one assignment, so a search
+always sees one consistent state. ``submit`` hands an update to a background thread (the
+app's path: a connecting server never costs the event loop its indexing); ``update_server``
+and ``sync`` apply at once in the caller's thread (tests, benchmarks, one-shot commands).
 
 Word matching is fused with a sentence encoder's similarity, which finds requests that share
-no word with their tool. Tool vectors arrive from a background worker (``ToolVectors``): the
-index is searchable by words at once, and each server's tools join the fused ranking as soon
-as their vectors are ready. The index itself is not thread-safe and is used from one thread
-(the event loop); the worker never touches it.
+no word with their tool (``fusion.py`` says how). Tool vectors arrive from another background
+worker (``ToolVectors``): the index is searchable by words at once, and each server's tools
+join the fused ranking as soon as their vectors are ready.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import pairwise
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from bassi.core.registry import Registry
-from bassi.core.search import analysis
-from bassi.core.search.actions import (
-    action_factors,
-    is_verb,
-    name_objects,
-    query_action,
-    tool_actions,
-)
+from bassi.core.search.actions import is_verb, name_objects, query_action, tool_actions
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.encoder import SentenceEncoder, default_encoder, known_words
+from bassi.core.search.fusion import Signals, fuse
 from bassi.core.search.half_rows import HalfRows
 from bassi.core.search.postings import Floats, Postings, Segment
-from bassi.core.search.query import parse
-from bassi.core.search.store import SegmentStore
+from bassi.core.search.query import ParsedQuery, parse
+from bassi.core.search.records import QueryProblem, ToolRecords
+from bassi.core.search.segment_cache import SegmentCache
 from bassi.core.search.tool_vectors import ToolVectors
 from bassi.core.search.typos import Corrector
 from bassi.core.search.vocabulary import Concept, default_vocabulary
 from bassi.core.tools import ToolInfo
 
-_EXACT_BONUS = 1e6
+log = logging.getLogger(__name__)
+
 SYNONYM_WEIGHT = 0.6
 """How much a stand-in from the vocabulary counts against the word typed."""
 TYPO_WEIGHT = 0.8
-VERB_WEIGHT = 0.5
-"""How much an action word counts as a term: tools sharing the verb are already preferred by
-the action match, and a verb inside a name (``git_show``, ``get-calendar-view``) says little
-about the thing asked for."""
-ENCODER_WEIGHT = 2.0
-"""Sentence-encoder similarity against the lexical score scaled to 1 (see
-``bench/fusion_grid.py``)."""
-ENCODER_FLOOR = 0.2
-"""Cosine that counts as no similarity: unrelated texts sit around 0.1-0.2, not 0."""
-LISTING_COSINE = 0.25
-"""A tool no query word reaches is listed only from this cosine on, so nonsense queries
-still find nothing: "banana bread recipe" or "qwzx vbnm" reach at most 0.24 with any of the
-benchmark's 322 tools, while a request's right tool has a median of 0.46."""
-PHRASE_WEIGHT = 1.0
-"""How much saying one of a tool's alias phrasings word for word adds, on top of its words."""
-UNSAID_PENALTY = 0.05
-"""Score divisor step per thing a tool's name acts on that the request does not mention."""
 
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     tool: ToolInfo
     score: float
+    """0-1, comparable between queries: 1 for an exact name, else how well the request's
+    words and meaning fit the tool (``fusion.py``)."""
     matched_terms: tuple[str, ...]
     """The query's words (lowercased, as typed) that matched this tool, for highlighting."""
+    weak: bool = False
+    """The fit is poor: shown, but not to be trusted (``fusion.WEAK``)."""
+    signals: Signals | None = None
+    """Why it ranks where it does, for ``--explain``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A search's answer: the hits, and what a person should know about them."""
+
+    hits: list[SearchHit]
+    problem: str | None = None
+    """Why the query's filter could not be read (then there are no hits)."""
+    filtered: bool = False
+    """The query had a filter (fielded terms, a phrase, NOT)."""
+    indexing: tuple[str, ...] = ()
+    """Servers whose tools are still being indexed: missing from these hits for now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,56 @@ class _Server:
     digest: str
     tools: tuple[ToolInfo, ...]
     segment: Segment
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """Everything a search reads, built whole by an update and never changed after."""
+
+    servers: tuple[tuple[str, _Server], ...]
+    tools: tuple[ToolInfo, ...]
+    postings: Postings
+    servers_of: npt.NDArray[np.int32]
+    actions: npt.NDArray[np.uint8]
+    object_ids: dict[str, int]
+    object_terms: npt.NDArray[np.int32]
+    object_docs: npt.NDArray[np.int32]
+    server_ids: dict[str, int]
+    names: dict[str, list[int]]
+    refs: dict[str, int]
+    corrector: Corrector
+
+    @classmethod
+    def build(cls, servers: dict[str, _Server], extra_words: Sequence[str]) -> _View:
+        items = tuple(servers.items())
+        tools = tuple(t for _, s in items for t in s.tools)
+        object_ids: dict[str, int] = {}
+        object_terms: list[int] = []
+        object_docs: list[int] = []
+        names: dict[str, list[int]] = {}
+        for i, tool in enumerate(tools):
+            for word in dict.fromkeys(name_objects(tool.name, tool.server)):
+                object_terms.append(object_ids.setdefault(word, len(object_ids)))
+                object_docs.append(i)
+            names.setdefault(tool.name.lower(), []).append(i)
+            names.setdefault(f"{tool.server}/{tool.name}".lower(), []).append(i)
+        postings = Postings([s.segment for _, s in items])
+        return cls(
+            servers=items,
+            tools=tools,
+            postings=postings,
+            servers_of=np.repeat(
+                np.arange(len(items), dtype=np.int32), [len(s.tools) for _, s in items]
+            ),
+            actions=tool_actions([t.name for t in tools]),
+            object_ids=object_ids,
+            object_terms=np.array(object_terms, dtype=np.int32),
+            object_docs=np.array(object_docs, dtype=np.int32),
+            server_ids={name.lower(): i for i, (name, _) in enumerate(items)},
+            names=names,
+            refs={t.ref: i for i, t in enumerate(tools)},
+            corrector=Corrector([*postings.vocabulary, *extra_words]),
+        )
 
 
 @dataclass(slots=True)
@@ -92,242 +147,336 @@ class IndexStats:
     vectors_from_cache: int = 0
 
 
+@dataclass(slots=True)
+class _Queue:
+    """Updates handed to the background updater, coalesced per server (the newest wins)."""
+
+    servers: dict[str, tuple[ToolInfo, ...]] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)
+    retain: set[str] | None = None
+    busy: tuple[str, ...] = ()
+
+
 class ToolIndex:
     """Every tool of every server, searchable.
 
-    ``cache_dir`` holds the on-disk Whoosh index (e.g. ``<project>/.bassi/index``); with None
-    the index lives in memory only."""
+    ``cache_dir`` holds the on-disk Whoosh index of record (e.g. ``<project>/.bassi/index``)
+    with the analysed servers and tool vectors beside it; with None everything lives in
+    memory."""
 
     def __init__(
         self, cache_dir: Path | None = None, *, encoder: SentenceEncoder | None = None
     ) -> None:
-        self._store = SegmentStore(cache_dir) if cache_dir is not None else None
+        self._segments = (
+            SegmentCache(cache_dir.parent / f"{cache_dir.name}-segments") if cache_dir else None
+        )
+        self.records = ToolRecords(cache_dir)
         self._servers: dict[str, _Server] = {}
-        self._tools: list[ToolInfo] = []
-        self._servers_of: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._actions: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
-        self._object_ids: dict[str, int] = {}
-        self._object_terms: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._object_docs: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._server_ids: dict[str, int] = {}
-        self._names: dict[str, list[int]] = {}
-        self._postings = Postings([])
         self._vocabulary = default_vocabulary()
-        self._corrector = Corrector(())
+        self._extra_words = [s for k in self._vocabulary.expansions for s in k]
+        self._view = _View.build({}, ())
         self.stats = IndexStats()
         self._vectors = ToolVectors(
             encoder if encoder is not None else default_encoder(),
             cache_dir.parent / f"{cache_dir.name}-vectors" if cache_dir is not None else None,
             self.stats,
         )
-        self._meaning_generation = -1
-        self._meaning: HalfRows | None = None
+        self._meaning: tuple[int, _View, HalfRows | None] = (-1, self._view, None)
+        self._apply_lock = threading.Lock()
+        self._queue = _Queue()
+        self._queued = threading.Condition()
+        self._updater: threading.Thread | None = None
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._view.tools)
+
+    # --- readiness ------------------------------------------------------------------------
 
     def wait_semantic(self, timeout: float | None = None) -> bool:
         """Block until every tool's vector is ready and the model is loaded, so searches are
         fused (True), or ``timeout`` seconds pass or the model cannot run (False). For
         benchmarks, tests and one-shot command-line searches; the app never waits."""
-        return self._vectors.wait(timeout)
+        return self.wait_indexed(timeout) and self._vectors.wait(timeout)
 
     @property
     def semantic_ready(self) -> bool:
         """Whether searches right now are fused for every tool (never blocks)."""
-        return self._vectors.wait(0)
+        return not self.indexing and self._vectors.wait(0)
+
+    def wait_indexed(self, timeout: float | None = None) -> bool:
+        """Block until every submitted update is searchable (True) or ``timeout`` passes."""
+        with self._queued:
+            return self._queued.wait_for(lambda: not self._pending(), timeout)
+
+    @property
+    def indexing(self) -> tuple[str, ...]:
+        """Servers submitted but not yet searchable."""
+        with self._queued:
+            return self._pending()
+
+    def _pending(self) -> tuple[str, ...]:
+        queue = self._queue
+        return tuple(dict.fromkeys([*queue.busy, *queue.servers, *queue.removed]))
+
+    # --- updates --------------------------------------------------------------------------
 
     def update_server(self, server: str, tools: Sequence[ToolInfo]) -> bool:
-        """Replace a server's tools. False (and nothing done) when they are unchanged."""
-        changed = self._apply({server: tuple(tools)}, removed=())
-        return bool(changed)
+        """Replace a server's tools now. False (and nothing done) when they are unchanged."""
+        return bool(self._apply({server: tuple(tools)}, removed=()))
 
     def remove_server(self, server: str) -> None:
-        if server in self._servers:
-            self._apply({}, removed=(server,))
+        self._apply({}, removed=(server,))
 
     def sync(self, registry: Registry) -> None:
-        """Match the registry: changed servers re-indexed, vanished ones dropped."""
+        """Match the registry now: changed servers re-indexed, vanished ones dropped."""
         entries = registry.servers()
         names = {e.name for e in entries}
         self._apply(
             {e.name: e.tools for e in entries},
             removed=tuple(s for s in self._servers if s not in names),
-            keep_on_disk=names,
+            retain=names,
         )
+
+    def submit(self, server: str, tools: Sequence[ToolInfo]) -> None:
+        """Index a server's tools in the background; searches see them once they are in."""
+        with self._queued:
+            self._queue.removed.discard(server)
+            self._queue.servers[server] = tuple(tools)
+            self._start_updater()
+
+    def submit_removal(self, server: str) -> None:
+        with self._queued:
+            self._queue.servers.pop(server, None)
+            self._queue.removed.add(server)
+            self._start_updater()
+
+    def submit_retain(self, servers: Sequence[str]) -> None:
+        """In the background, drop every server outside ``servers`` from the index and from
+        its caches on disk (servers that left the configuration)."""
+        with self._queued:
+            self._queue.retain = set(servers)
+            self._start_updater()
+
+    def _start_updater(self) -> None:
+        """Called with ``_queued`` held."""
+        if self._updater is None:
+            self._updater = threading.Thread(target=self._update, name="tool-index", daemon=True)
+            self._updater.start()
+
+    def _update(self) -> None:
+        while True:
+            with self._queued:
+                queue = self._queue
+                if not queue.servers and not queue.removed and queue.retain is None:
+                    self._updater = None
+                    self._queue.busy = ()
+                    self._queued.notify_all()
+                    return
+                self._queue = _Queue(busy=(*queue.servers, *queue.removed))
+            try:
+                removed = tuple(s for s in queue.removed if s in self._servers)
+                if queue.retain is not None:
+                    removed += tuple(
+                        s for s in self._servers if s not in queue.retain and s not in removed
+                    )
+                self._apply(queue.servers, removed=removed, retain=queue.retain)
+            except Exception:
+                log.exception("indexing %s failed", ", ".join(queue.servers) or "servers")
+            with self._queued:
+                self._queue.busy = ()
+                self._queued.notify_all()
 
     def _apply(
         self,
         servers: dict[str, tuple[ToolInfo, ...]],
         removed: Sequence[str],
-        keep_on_disk: set[str] | None = None,
+        retain: set[str] | None = None,
     ) -> list[str]:
-        """Bring the given servers up to date (from the disk cache when it has their digest,
-        else by analysing them), drop ``removed``, persist what was analysed, and rebuild the
-        in-memory postings once. With ``keep_on_disk``, cached servers outside it are dropped
-        from the disk cache too. A server without tools (still connecting, say) is indexed as
+        """Bring the given servers up to date (from the segment cache when it has their
+        digest, else by analysing them), drop ``removed``, swap in a new view, then write the
+        Whoosh documents and caches. With ``retain``, servers outside it are dropped from the
+        caches on disk too. A server without tools (still connecting, say) is indexed as
         empty but never overwrites its cached tools. Returns the servers that changed."""
-        digests = {name: definitions_hash(tools) for name, tools in servers.items()}
-        stale = {
-            name: digest
-            for name, digest in digests.items()
-            if name not in self._servers or self._servers[name].digest != digest
-        }
-        if not stale and not removed:
-            return []
-        cached, on_disk = self._store.load(stale) if self._store is not None else ({}, set())
-        analysed: dict[str, tuple[str, Segment]] = {}
-        for name, digest in stale.items():
-            tools = servers[name]
-            segment = cached.get(name)
-            if segment is not None and segment.tools == tuple(t.name for t in tools):
-                self.stats.from_cache += 1
-            else:
-                segment = Segment.build(tools)
-                self.stats.analysed += 1
-                if tools:
-                    analysed[name] = (digest, segment)
-            self._servers[name] = _Server(digest, tools, segment)
-        for name in removed:
-            self._servers.pop(name, None)
-        self._rebuild()
-        forgotten = {*removed, *(on_disk - keep_on_disk if keep_on_disk is not None else ())}
-        if self._store is not None and (analysed or forgotten):
-            self._store.save(analysed, forgotten)
-        self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
-        if removed or keep_on_disk is not None:
-            self._vectors.forget(removed, keep_on_disk=keep_on_disk)
-        return [*stale, *removed]
+        with self._apply_lock:
+            digests = {name: definitions_hash(tools) for name, tools in servers.items()}
+            stale = {
+                name: digest
+                for name, digest in digests.items()
+                if name not in self._servers or self._servers[name].digest != digest
+            }
+            removed = [s for s in removed if s in self._servers]
+            if not stale and not removed and retain is None:
+                return []
+            cached = self._segments.load(stale) if self._segments is not None else {}
+            analysed: dict[str, tuple[str, Segment]] = {}
+            new = dict(self._servers)
+            for name, digest in stale.items():
+                tools = servers[name]
+                segment = cached.get(name)
+                if segment is not None and segment.tools == tuple(t.name for t in tools):
+                    self.stats.from_cache += 1
+                else:
+                    segment = Segment.build(tools)
+                    self.stats.analysed += 1
+                    if tools:
+                        analysed[name] = (digest, segment)
+                new[name] = _Server(digest, tools, segment)
+            for name in removed:
+                new.pop(name, None)
+            view = _View.build(new, self._extra_words)
+            self._servers = new
+            self._view = view
+            self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
+            if removed or retain is not None:
+                self._vectors.forget(removed, keep_on_disk=retain)
+            self.records.write({n: servers[n] for n in stale if servers[n]}, removed)
+            if retain is not None:
+                self.records.retain(retain)
+            if self._segments is not None:
+                self._segments.save(analysed)
+                self._segments.forget(removed)
+                if retain is not None:
+                    self._segments.retain(retain)
+            return [*stale, *removed]
 
-    def _rebuild(self) -> None:
-        servers = list(self._servers.items())
-        self._postings = Postings([s.segment for _, s in servers])
-        self._tools = [t for _, s in servers for t in s.tools]
-        self._server_ids = {name.lower(): i for i, (name, _) in enumerate(servers)}
-        self._servers_of = np.repeat(
-            np.arange(len(servers), dtype=np.int32), [len(s.tools) for _, s in servers]
-        )
-        self._actions = tool_actions([t.name for t in self._tools])
-        object_ids: dict[str, int] = {}
-        object_terms: list[int] = []
-        object_docs: list[int] = []
-        for i, tool in enumerate(self._tools):
-            for word in dict.fromkeys(name_objects(tool.name, tool.server)):
-                object_terms.append(object_ids.setdefault(word, len(object_ids)))
-                object_docs.append(i)
-        self._object_ids = object_ids
-        self._object_terms = np.array(object_terms, dtype=np.int32)
-        self._object_docs = np.array(object_docs, dtype=np.int32)
-        names: dict[str, list[int]] = {}
-        for i, tool in enumerate(self._tools):
-            names.setdefault(tool.name.lower(), []).append(i)
-            names.setdefault(f"{tool.server}/{tool.name}".lower(), []).append(i)
-        self._names = names
-        self._meaning_generation = -1
-        self._corrector = Corrector(
-            [*self._postings.vocabulary, *(s for k in self._vocabulary.expansions for s in k)]
-        )
+    # --- search ---------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = 10, server: str | None = None) -> list[SearchHit]:
         """The best ``limit`` tools for ``query``, best first. Never raises on any text."""
+        return self.find(query, limit=limit, server=server).hits
+
+    def find(self, query: str, *, limit: int = 10, server: str | None = None) -> Found:
+        """``search``, with what a person should know about the answer: a filter that could
+        not be read, and servers still being indexed."""
+        view = self._view
+        indexing = self.indexing
         parsed = parse(query, self._vocabulary, SYNONYM_WEIGHT)
+        if parsed.problem is not None:
+            return Found([], parsed.problem, filtered=True, indexing=indexing)
         wanted = (server or parsed.server or "").lower() or None
-        if limit <= 0 or not self._tools or (not parsed.concepts and not parsed.name_forms):
-            return []
-        if wanted is not None and wanted not in self._server_ids:
-            return []
-        request = query_action(parsed.text)
-        lexical = np.zeros(len(self._tools), dtype=np.float32)
-        matched: list[tuple[tuple[str, ...], Floats]] = []
-        for concept in parsed.concepts:
-            vector = self._concept_scores(concept)
-            if vector is not None:
-                if concept.surfaces == (request.verb,) or is_verb(concept.members[0][0]):
-                    vector *= VERB_WEIGHT
-                lexical += vector
-                matched.append((concept.surfaces, vector))
-        typed = analysis.stems(parsed.text)
-        for pair in dict.fromkeys(f"{a} {b}" for a, b in pairwise(typed)):
-            found = self._postings.lookup(pair)
-            if found is not None:
-                lexical[found[0]] += PHRASE_WEIGHT * found[1]
-        scores = self._fuse(lexical, parsed.text) * action_factors(request.action, self._actions)
-        scores *= self._specificity(parsed.concepts)
-        for form in parsed.name_forms:
-            for i in self._names.get(form, ()):
-                scores[i] += _EXACT_BONUS
+        if limit <= 0 or not view.tools or (wanted is not None and wanted not in view.server_ids):
+            return Found([], filtered=bool(parsed.filter), indexing=indexing)
+        allowed = np.ones(len(view.tools), dtype=bool)
         if wanted is not None:
-            scores[self._servers_of != self._server_ids[wanted]] = 0.0
+            allowed &= view.servers_of == view.server_ids[wanted]
+        terms: tuple[str, ...] = ()
+        if parsed.filter:
+            try:
+                wanted_filter = self.records.parse(parsed.filter)
+                refs = self.records.refs(wanted_filter)
+            except QueryProblem as exc:
+                return Found([], str(exc), filtered=True, indexing=indexing)
+            inside = np.zeros(len(view.tools), dtype=bool)
+            inside[[view.refs[r] for r in refs if r in view.refs]] = True
+            allowed &= inside
+            terms = wanted_filter.terms
+        if not parsed.concepts and not parsed.name_forms:
+            if not parsed.filter and wanted is None:
+                return Found([], indexing=indexing)
+            return Found(self._listing(view, allowed, terms, limit), None, True, indexing)
+        hits = self._rank(view, parsed, allowed, terms, limit)
+        return Found(hits, None, bool(parsed.filter), indexing)
+
+    def _listing(
+        self, view: _View, allowed: npt.NDArray[np.bool_], terms: tuple[str, ...], limit: int
+    ) -> list[SearchHit]:
+        """A filter with no request: every tool it allows, in index order, each a full
+        match of what was asked."""
+        return [
+            SearchHit(view.tools[i], 1.0, terms, signals=Signals.filter_only())
+            for i in np.flatnonzero(allowed)[:limit].tolist()
+        ]
+
+    def _rank(
+        self,
+        view: _View,
+        parsed: ParsedQuery,
+        allowed: npt.NDArray[np.bool_],
+        terms: tuple[str, ...],
+        limit: int,
+    ) -> list[SearchHit]:
+        request = query_action(parsed.text)
+        concepts: list[tuple[Concept, Floats | None, bool]] = []
+        for concept in parsed.concepts:
+            vector = self._concept_scores(view, concept)
+            verb = concept.surfaces == (request.verb,) or is_verb(concept.members[0][0])
+            concepts.append((concept, vector, verb))
+        meaning = self._tool_vectors(view)
+        cosine = None
+        if meaning is not None and parsed.text.strip():
+            query_vector = self._vectors.encode_query(parsed.text)
+            cosine = meaning.dot(query_vector) if query_vector is not None else None
+        exact = np.zeros(len(view.tools), dtype=bool)
+        for form in parsed.name_forms:
+            exact[view.names.get(form, [])] = True
+        fused = fuse(
+            concepts=concepts,
+            cosine=cosine,
+            action=request.action,
+            tool_actions=view.actions,
+            unsaid=self._unsaid(view, parsed.concepts),
+            exact=exact,
+            size=len(view.tools),
+            known=_known_share(parsed.concepts),
+        )
+        scores = np.where(allowed, fused.scores, 0.0)
         candidates = np.flatnonzero(scores > 0)
+        order_key = scores + exact  # an exact name always leads
         if len(candidates) > limit:
-            candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
-        ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
+            candidates = candidates[np.argpartition(-order_key[candidates], limit - 1)[:limit]]
+        ranked = sorted(candidates.tolist(), key=lambda i: (-order_key[i], i))
         return [
             SearchHit(
-                self._tools[i],
+                view.tools[i],
                 float(scores[i]),
-                tuple(dict.fromkeys(w for ws, v in matched if v[i] > 0 for w in ws)),
+                (*fused.matched(i), *(t for t in terms if t not in fused.matched(i))),
+                weak=fused.weak(i),
+                signals=fused.signals(i),
             )
             for i in ranked
         ]
 
-    def _specificity(self, concepts: Sequence[Concept]) -> Floats:
-        """Per tool, a small penalty for each thing its name acts on that the request never
-        mentions: "add a task" wants ``create-todo-task`` more than ``create-todo-task-list``,
-        "forward the email" the mail tool more than ``forward-calendar-event``."""
+    def _unsaid(self, view: _View, concepts: Sequence[Concept]) -> npt.NDArray[np.int64]:
+        """Per tool, how many things its name acts on the request never mentions: "add a
+        task" wants ``create-todo-task`` more than ``create-todo-task-list``."""
         said = {
-            self._object_ids[s]
+            view.object_ids[s]
             for concept in concepts
             for stems, _ in concept.members
             for s in stems
-            if s in self._object_ids
+            if s in view.object_ids
         }
         unsaid = (
-            ~np.isin(self._object_terms, list(said))
+            ~np.isin(view.object_terms, list(said))
             if said
-            else np.ones(len(self._object_terms), dtype=bool)
+            else np.ones(len(view.object_terms), dtype=bool)
         )
-        counts = np.bincount(self._object_docs[unsaid], minlength=len(self._tools))
-        out: Floats = (1.0 / (1.0 + UNSAID_PENALTY * counts)).astype(np.float32)
-        return out
+        return np.bincount(view.object_docs[unsaid], minlength=len(view.tools))
 
-    def _fuse(self, lexical: Floats, text: str) -> Floats:
-        """Lexical score (scaled to the best tool's) plus weighted encoder similarity above
-        its floor. Before the vectors are ready, the lexical score alone."""
-        best = float(lexical.max()) if len(lexical) else 0.0
-        fused = lexical / best if best > 0 else lexical.copy()
-        meaning = self._tool_vectors()
-        query = self._vectors.encode_query(text) if meaning is not None else None
-        if meaning is None or query is None:
-            return fused
-        cosine = meaning.dot(query)
-        fused += ENCODER_WEIGHT * np.maximum(cosine - ENCODER_FLOOR, 0.0)
-        fused[(lexical <= 0) & (cosine < LISTING_COSINE)] = 0.0
-        out: Floats = fused.astype(np.float32, copy=False)
-        return out
-
-    def _tool_vectors(self) -> HalfRows | None:
+    def _tool_vectors(self, view: _View) -> HalfRows | None:
         """Every tool's vector in index order (zeros for servers still waiting), gathered
-        again when the worker has published more since the last search; None before any.
-        Gathering only refers to the worker's arrays, so a swap never copies a vector."""
+        again when the worker has published more, or the view changed, since the last
+        search; None before any. Gathering only refers to the worker's arrays, so a swap
+        never copies a vector."""
         generation = self._vectors.generation
-        if generation != self._meaning_generation:
+        seen_generation, seen_view, meaning = self._meaning
+        if generation != seen_generation or seen_view is not view:
             blocks = []
             row = 0
-            for name, server in self._servers.items():
+            for name, server in view.servers:
                 vectors = self._vectors.get(name, server.digest)
                 if vectors is not None and len(vectors):
                     blocks.append((row, vectors))
                 row += len(server.tools)
-            self._meaning = HalfRows(blocks, row) if blocks else None
-            self._meaning_generation = generation
-        return self._meaning
+            meaning = HalfRows(blocks, row) if blocks else None
+            self._meaning = (generation, view, meaning)
+        return meaning
 
-    def _concept_scores(self, concept: Concept) -> Floats | None:
+    def _concept_scores(self, view: _View, concept: Concept) -> Floats | None:
         """Per tool, the best-scoring way the tool says what the concept means. Taking the
         best (not the sum) keeps a tool that uses three synonyms from outranking one that
         uses the very word typed."""
-        size = len(self._tools)
+        size = len(view.tools)
         vector = np.zeros(size, dtype=np.float32)
         found_any = False
         members = list(concept.members)
@@ -336,13 +485,13 @@ class ToolIndex:
         if (
             len(own) == 1
             and len(members) == 1
-            and own[0] not in self._corrector
+            and own[0] not in view.corrector
             and typed not in known_words()
         ):
-            members += [((fix,), TYPO_WEIGHT) for fix in self._corrector.corrections(own[0])]
+            members += [((fix,), TYPO_WEIGHT) for fix in view.corrector.corrections(own[0])]
         for stems, weight in members:
             if len(stems) == 1:
-                found = self._postings.lookup(stems[0])
+                found = view.postings.lookup(stems[0])
                 if found is not None:
                     docs, weights = found
                     vector[docs] = np.maximum(vector[docs], weight * weights)
@@ -350,9 +499,18 @@ class ToolIndex:
                 continue
             phrase = np.zeros(size, dtype=np.float32)
             for part in stems:
-                found = self._postings.lookup(part)
+                found = view.postings.lookup(part)
                 if found is not None:
                     phrase[found[0]] += found[1]
                     found_any = True
             np.maximum(vector, phrase * (weight / len(stems)), out=vector)
         return vector if found_any else None
+
+
+def _known_share(concepts: Sequence[Concept]) -> float:
+    """The share of the request's typed words that the encoder knows as whole words."""
+    typed = [w for c in concepts for w in c.surfaces if w.isalpha()]
+    if not typed:
+        return 1.0
+    known = known_words()
+    return sum(w in known or (w.endswith("s") and w[:-1] in known) for w in typed) / len(typed)

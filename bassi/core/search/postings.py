@@ -16,22 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from bassi.core.search.aliases import phrase_terms
 from bassi.core.search.analysis import stems
 from bassi.core.search.documents import FIELDS, field_texts
 from bassi.core.tools import ToolInfo
 
-BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5, 6.0], dtype=np.float32)
-"""Per-field weight, in ``FIELDS`` order: a word in the name says more than one in a note.
-Aliases weigh most: they are written to be how people ask for exactly this kind of tool."""
-LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75, 0.5], dtype=np.float32)
+BOOSTS = np.array([3.0, 1.0, 1.5, 1.0, 0.5], dtype=np.float32)
+"""Per-field weight, in ``FIELDS`` order: a word in the name says more than one in a note."""
+LENGTH_NORM = np.array([0.3, 0.0, 0.5, 0.75, 0.75], dtype=np.float32)
 """BM25 ``b`` per field."""
 K1 = 1.2
 NAME_BONUS = 2.0
 """Added (times idf) when the term is in the tool's or its server's name: a name says what a
 tool does, a description also says what it does not."""
 _NAMING_FIELDS = 2
-_ALIAS_FIELD = FIELDS.index("aliases")
 
 Ints = npt.NDArray[np.int32]
 Floats = npt.NDArray[np.float32]
@@ -64,8 +61,6 @@ class Segment:
             for f, text in enumerate(texts):
                 counts = Counter(stems(text))
                 lengths[d, f] = sum(counts.values())
-                if f == _ALIAS_FIELD:
-                    counts.update(phrase_terms(text))
                 for word, n in counts.items():
                     term.append(ids.setdefault(word, len(ids)))
                     doc.append(d)

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bassi.core.search.documents import encoder_text, encoder_text_version
+from bassi.core.search.documents import encoder_text
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors
 from bassi.core.search.vector_cache import HalfVectors, VectorCache
 from bassi.core.tools import ToolInfo
@@ -183,11 +183,6 @@ class ToolVectors:
             _release_freed_memory()
             self.encoder.load()
 
-    @staticmethod
-    def _key(job: _Job) -> str:
-        """What a server's cached vectors must have been made from."""
-        return f"{job.digest}/{encoder_text_version()}"
-
     def _vectors_of(self, server: str, job: _Job) -> HalfVectors | None:
         """The server's vectors from the cache, else from the model; None when the process
         began exiting meanwhile. A server without tools (still connecting) leaves its cached
@@ -195,7 +190,7 @@ class ToolVectors:
         if not job.tools:
             return np.zeros((0, DIMENSIONS), dtype=np.float16)
         if self._cache is not None:
-            cached = self._cache.load(server, self._key(job), len(job.tools))
+            cached = self._cache.load(server, job.digest, len(job.tools))
             if cached is not None:
                 self._stats.vectors_from_cache += 1
                 return cached
@@ -208,5 +203,5 @@ class ToolVectors:
             vectors[start : start + CHUNK] = self.encoder.encode(texts[start : start + CHUNK])
         self._stats.vectors_computed += 1
         if self._cache is not None:
-            self._cache.save(server, self._key(job), vectors)
+            self._cache.save(server, job.digest, vectors)
         return vectors

@@ -36,10 +36,10 @@ class Corrector:
                     for d in _deletes(known):
                         self._by_delete.setdefault(d, []).append(known)
         found = {k for d in _deletes(word) for k in self._by_delete.get(d, ())}
-        return sorted(k for k in found if _one_edit(word, k))
+        return sorted(k for k in found if one_edit(word, k))
 
 
-def _one_edit(a: str, b: str) -> bool:
+def one_edit(a: str, b: str) -> bool:
     """True when ``a`` and ``b`` differ by one insertion, deletion, substitution or swap of
     neighbouring letters."""
     if a == b or abs(len(a) - len(b)) > 1:

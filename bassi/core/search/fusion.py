@@ -1,0 +1,202 @@
+"""How words and meaning combine into one score between 0 and 1.
+
+Two signals say how well a tool fits a request, each between 0 and 1:
+
+- **words**: how much of the request the tool's text covers. Each thing the request names
+  counts by how rare it is among the tools (a word every tool has says little), and a tool
+  covers it as well as its best field does, relative to the tool that says it best. So one
+  shared common word covers little of "remember that Alice likes tea", and a tool that covers
+  every word of "send an email" beats one that shares only "email".
+- **meaning**: the sentence encoder's cosine between request and tool, mapped from
+  ``ENCODER_FLOOR`` (unrelated texts) to ``ENCODER_CEIL`` (a close paraphrase).
+
+They are combined as independent pieces of evidence, ``1 - (1 - words) (1 - meaning)``:
+either alone can make a good match, both together a better one. The result is then scaled
+down, never up, for a tool whose name does something else than the request asks, and for
+things its name acts on that the request never mentions. A score is therefore comparable
+between queries; below ``WEAK`` it is labelled as weak.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from bassi.core.search.actions import AGREE, CHANGES, action_factors
+from bassi.core.search.vocabulary import Concept
+
+Floats = npt.NDArray[np.float32]
+
+ENCODER_FLOOR = 0.2
+"""Cosine that counts as no similarity: unrelated texts sit around 0.1-0.2, not 0."""
+ENCODER_CEIL = 0.7
+"""Cosine that counts as full similarity: a request and its tool rarely reach higher."""
+WORDS_WEIGHT = 0.6
+"""The most word coverage alone can score: matching every word is evidence, but on servers
+nobody tuned for, the request's meaning is the better guide (``bench/fusion_grid.py``)."""
+MEANING_WEIGHT = 0.9
+"""The most meaning alone can score."""
+LISTING_COSINE = 0.25
+"""A tool no query word reaches is listed only from this cosine on, so nonsense queries
+still find nothing."""
+VERB_WEIGHT = 0.5
+"""How much an action word counts towards coverage: tools doing what was asked are already
+preferred by the action match, and a verb inside a name (``git_show``) says little about
+the thing asked for."""
+UNMATCHED_WEIGHT = 0.3
+"""How much a word no tool has counts (names, values: "Alice", "tea"), as a share of a rare
+word's weight: it lowers every tool's coverage alike, and it is why coverage is never 1 for
+a request that is mostly about something no tool names."""
+UNSAID_PENALTY = 0.1
+"""Score divisor step per thing a tool's name acts on that the request does not mention."""
+WEAK = 0.4
+"""Scores below this are weak matches: a person sees them labelled, the model is not given
+them as tools to load."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What ranked a tool where it is, for people (``--explain``)."""
+
+    score: float
+    words: float
+    """Share of the request the tool's words cover, 0-1."""
+    meaning: float | None
+    """Encoder similarity mapped to 0-1; None before the vectors are ready."""
+    cosine: float | None
+    action: str
+    """"agrees", "differs", "changes" (the request asks for no change), or ""."""
+    unsaid: int
+    exact: bool = False
+    filter: bool = False
+
+    @classmethod
+    def filter_only(cls) -> Signals:
+        return cls(1.0, 0.0, None, None, "", 0, filter=True)
+
+    def lines(self) -> list[str]:
+        """One short line per signal."""
+        if self.filter:
+            return ["matches the filter; no words to rank by"]
+        if self.exact:
+            return ["the query is this tool's name"]
+        out = [f"words: covers {self.words:.0%} of the request"]
+        if self.meaning is None:
+            out.append("meaning: not ready yet (tool vectors still being computed)")
+        else:
+            out.append(f"meaning: {self.meaning:.2f} (cosine {self.cosine:.2f})")
+        if self.action == "agrees":
+            out.append("action: does what the request asks")
+        elif self.action == "differs":
+            out.append("action: does something else than the request asks (lowered)")
+        elif self.action == "changes":
+            out.append("action: changes things, the request asks for none (lowered)")
+        if self.unsaid:
+            out.append(f"name: {self.unsaid} thing(s) the request never mentions (lowered)")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    scores: Floats
+    words: Floats
+    meaning: Floats | None
+    cosine: Floats | None
+    factors: Floats
+    action: int
+    tool_actions: npt.NDArray[np.uint8]
+    unsaid: npt.NDArray[np.int64]
+    exact: npt.NDArray[np.bool_]
+    surfaces: tuple[tuple[tuple[str, ...], Floats | None], ...]
+
+    def matched(self, i: int) -> tuple[str, ...]:
+        return tuple(
+            dict.fromkeys(w for ws, v in self.surfaces if v is not None and v[i] > 0 for w in ws)
+        )
+
+    def weak(self, i: int) -> bool:
+        return bool(self.scores[i] < WEAK)
+
+    def signals(self, i: int) -> Signals:
+        action = ""
+        if self.action and self.tool_actions[i]:
+            action = "agrees" if self.tool_actions[i] & self.action else "differs"
+        elif not self.action and self.tool_actions[i] & CHANGES:
+            action = "changes"
+        return Signals(
+            score=float(self.scores[i]),
+            words=float(self.words[i]),
+            meaning=float(self.meaning[i]) if self.meaning is not None else None,
+            cosine=float(self.cosine[i]) if self.cosine is not None else None,
+            action=action,
+            unsaid=int(self.unsaid[i]),
+            exact=bool(self.exact[i]),
+        )
+
+
+def coverage(concepts: Sequence[tuple[Concept, Floats | None, bool]], size: int) -> Floats:
+    """Per tool, the rarity-weighted share of the request's concepts it matches."""
+    covered = np.zeros(size, dtype=np.float32)
+    total = 0.0
+    rarest = math.log1p((size + 0.5) / 0.5)
+    for _, vector, verb in concepts:
+        scale = VERB_WEIGHT if verb else 1.0
+        if vector is None:
+            total += UNMATCHED_WEIGHT * rarest * scale
+            continue
+        found = int(np.count_nonzero(vector))
+        weight = math.log1p((size - found + 0.5) / (found + 0.5)) * scale
+        best = float(vector.max())
+        if best > 0:
+            covered += (weight / best) * vector
+        total += weight
+    if total > 0:
+        covered /= total
+    return covered
+
+
+def fuse(
+    *,
+    concepts: Sequence[tuple[Concept, Floats | None, bool]],
+    cosine: Floats | None,
+    action: int,
+    tool_actions: npt.NDArray[np.uint8],
+    unsaid: npt.NDArray[np.int64],
+    exact: npt.NDArray[np.bool_],
+    size: int,
+    known: float = 1.0,
+) -> Fused:
+    """``known`` is the share of the request's words the encoder knows as words: meaning
+    counts that much, since a word it has never seen (jargon, a product's name, a typo) is
+    read as fragments that match any tool sharing them, and only word matching sees it
+    for what it is."""
+    words = coverage(concepts, size)
+    factors = action_factors(action, tool_actions)
+    if action:
+        factors /= 1.0 + AGREE  # agreement is the norm, never a bonus above 1
+    factors /= 1.0 + UNSAID_PENALTY * unsaid
+    meaning: Floats | None = None
+    if cosine is None:
+        scores = WORDS_WEIGHT * words
+    else:
+        meaning = np.clip((cosine - ENCODER_FLOOR) / (ENCODER_CEIL - ENCODER_FLOOR), 0.0, 1.0)
+        scores = 1.0 - (1.0 - WORDS_WEIGHT * words) * (1.0 - MEANING_WEIGHT * known * meaning)
+        scores[(words <= 0) & (cosine < LISTING_COSINE)] = 0.0
+    scores = (scores * factors).astype(np.float32)
+    scores[exact] = 1.0
+    return Fused(
+        scores=scores,
+        words=words,
+        meaning=meaning,
+        cosine=cosine,
+        factors=factors.astype(np.float32),
+        action=action,
+        tool_actions=tool_actions,
+        unsaid=unsaid,
+        exact=exact,
+        surfaces=tuple((concept.surfaces, vector) for concept, vector, _ in concepts),
+    )

@@ -1,0 +1,254 @@
+"""The Whoosh index of record: one document per tool, and the query language people filter with.
+
+Every tool bassi knows is a document (server, name, title, description, parameters, the
+annotations' hints and the tool's definition hash), replaced per server as servers connect,
+change or leave. It answers the fielded part of a query (``server:github``, ``name:create*``,
+``readonly:yes``, ``destructive:no``, quoted phrases, ``NOT``): the set of tools a query
+allows. Ranking stays with the in-memory postings (``postings.py``), which answer in a
+millisecond where Whoosh's own scorer takes 100-900 times longer at 10,000 tools.
+
+The index is only ever derived data: a missing, corrupt or foreign-format index on disk is
+set aside and rebuilt from the tools, never an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from whoosh import fields, index, query
+from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+from whoosh.filedb.filestore import FileStorage, RamStorage
+from whoosh.lang.porter2 import stem
+from whoosh.qparser import MultifieldParser
+
+from bassi.core.search.analysis import STOP_WORDS
+from bassi.core.search.documents import params_text, title
+from bassi.core.tools import ToolInfo
+
+log = logging.getLogger(__name__)
+
+FORMAT = "bassi-records-1"
+"""Bumped whenever the schema changes, so an older index on disk is rebuilt."""
+DESCRIPTION_CHARS = 600
+PARAMS_CHARS = 300
+"""Whoosh analyses ~50,000 words a second in Python: past the first paragraphs (where a
+tool says what it does and what it takes) a filter gains little for the time it costs."""
+INDEX_NAME = "tools"
+
+_WORDS = r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+"
+"""Words, also inside identifiers (``createIssue``, ``list_pull_requests``), as
+``analysis.py`` splits them."""
+
+
+def _analyzer(stop: bool) -> Any:
+    chain = RegexTokenizer(_WORDS) | LowercaseFilter()
+    if stop:
+        chain = chain | StopFilter(stoplist=STOP_WORDS, minsize=1)
+    return chain | StemFilter(stemfn=stem)
+
+
+HINTS = {
+    "readonly": "readOnlyHint",
+    "destructive": "destructiveHint",
+    "idempotent": "idempotentHint",
+    "openworld": "openWorldHint",
+}
+"""Query field -> the MCP annotation it reads; each is ``yes`` or ``no`` when the server
+says, and absent when it does not."""
+TEXT_FIELDS = ("name", "title", "description", "params")
+FIELDS = ("server", *TEXT_FIELDS, *HINTS)
+"""The fields a person may name in a query."""
+
+
+def _schema() -> fields.Schema:
+    names = _analyzer(stop=False)
+    prose = _analyzer(stop=True)
+    return fields.Schema(
+        ref=fields.ID(stored=True, unique=True),
+        server=fields.KEYWORD(lowercase=True),
+        name=fields.TEXT(analyzer=names, phrase=True),
+        title=fields.TEXT(analyzer=prose, phrase=True),
+        description=fields.TEXT(analyzer=prose, phrase=True),
+        params=fields.TEXT(analyzer=prose, phrase=True),
+        definition=fields.ID(stored=True),
+        **{hint: fields.ID() for hint in HINTS},
+    )
+
+
+def _document(tool: ToolInfo) -> dict[str, Any]:
+    document = {
+        "ref": tool.ref,
+        "server": tool.server,
+        "name": tool.name[:200],
+        "title": title(tool),
+        "description": tool.description[:DESCRIPTION_CHARS],
+        "params": params_text(tool.input_schema)[:PARAMS_CHARS],
+        "definition": tool.definition_hash,
+    }
+    for hint, key in HINTS.items():
+        value = (tool.annotations or {}).get(key)
+        if isinstance(value, bool):
+            document[hint] = "yes" if value else "no"
+    return document
+
+
+class QueryProblem(ValueError):
+    """A fielded query that cannot be read; the message says why, for people."""
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """The fielded part of a query, parsed."""
+
+    query: Any
+    terms: tuple[str, ...]
+    """The words the filter looks for in text fields, as typed, for highlighting."""
+
+
+class ToolRecords:
+    """The per-tool Whoosh index, on disk under ``directory`` or in memory (None). Writes
+    come from one thread at a time (the index's updater); searches from any thread."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self._directory = directory
+        self._index: Any = None
+        self._lock = threading.Lock()
+        self._parser = MultifieldParser(list(TEXT_FIELDS), _schema())
+
+    def _open(self) -> Any:
+        if self._index is not None:
+            return self._index
+        if self._directory is None:
+            self._index = RamStorage().create_index(_schema(), indexname=INDEX_NAME)
+            return self._index
+        try:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            if index.exists_in(str(self._directory), INDEX_NAME) and self._format_ok():
+                self._index = FileStorage(str(self._directory)).open_index(INDEX_NAME)
+                with self._index.searcher() as probe:  # a corrupt segment fails here
+                    probe.doc_count()
+            else:
+                self._index = self._create()
+        except Exception as exc:
+            log.warning("tool index at %s unusable (%s); rebuilding", self._directory, exc)
+            self._index = self._create()
+        return self._index
+
+    def _format_ok(self) -> bool:
+        assert self._directory is not None
+        marker = self._directory / "FORMAT"
+        return marker.is_file() and marker.read_text(encoding="utf-8").strip() == FORMAT
+
+    def _create(self) -> Any:
+        """An empty index in place of whatever the directory held."""
+        assert self._directory is not None
+        shutil.rmtree(self._directory, ignore_errors=True)
+        self._directory.mkdir(parents=True, exist_ok=True)
+        created = FileStorage(str(self._directory)).create_index(_schema(), indexname=INDEX_NAME)
+        (self._directory / "FORMAT").write_text(FORMAT, encoding="utf-8")
+        return created
+
+    def definitions(self) -> dict[str, set[str]]:
+        """Per server, the definition hashes of the tools it holds: what tells a writer that
+        a server's documents are already right."""
+        out: dict[str, set[str]] = {}
+        try:
+            with self._open().searcher() as searcher:
+                for stored in searcher.all_stored_fields():
+                    server = str(stored.get("ref", "")).split("/", 1)[0]
+                    out.setdefault(server, set()).add(str(stored.get("definition")))
+        except Exception as exc:
+            log.warning("tool index unreadable (%s); rewriting it", exc)
+        return out
+
+    def write(self, servers: Mapping[str, Sequence[ToolInfo]], removed: Iterable[str] = ()) -> None:
+        """Replace the documents of the given servers and drop those of ``removed``, in one
+        commit. A server whose documents already hold exactly these definitions is left as
+        it is (a restart with nothing changed writes nothing)."""
+        removed = list(removed)
+        with self._lock:
+            held = self.definitions() if servers else {}
+            stale = {
+                name: tools
+                for name, tools in servers.items()
+                if held.get(name, set()) != {t.definition_hash for t in tools}
+                or self._count(name) != len(tools)
+            }
+            if not stale and not any(name in held for name in removed):
+                return
+            try:
+                writer = self._open().writer(limitmb=32)
+                try:
+                    for name in [*removed, *stale]:
+                        writer.delete_by_term("server", name.lower())
+                    for tools in stale.values():
+                        for tool in tools:
+                            writer.add_document(**_document(tool))
+                except BaseException:
+                    writer.cancel()
+                    raise
+                writer.commit()
+            except Exception as exc:
+                log.warning("could not write the tool index (%s)", exc)
+
+    def retain(self, servers: Iterable[str]) -> None:
+        """Drop the documents of every server not in ``servers``."""
+        keep = {s.lower() for s in servers}
+        held = self.definitions()
+        self.write({}, [s for s in held if s.lower() not in keep])
+
+    def _count(self, server: str) -> int:
+        with self._open().searcher() as searcher:
+            return int(searcher.doc_frequency("server", server.lower()))
+
+    def count(self) -> int:
+        """Documents held: one per tool."""
+        try:
+            with self._open().searcher() as searcher:
+                return int(searcher.doc_count())
+        except Exception:
+            return 0
+
+    def refs(self, wanted: Filter) -> set[str]:
+        """``server/tool`` of every document the filter allows."""
+        with self._open().searcher() as searcher:
+            results = searcher.search(wanted.query, limit=None)
+            return {str(hit["ref"]) for hit in results}
+
+    def parse(self, text: str) -> Filter:
+        """The fielded query in ``text``; raises ``QueryProblem`` when it cannot be read."""
+        try:
+            parsed = self._parser.parse(text)
+        except Exception as exc:
+            problem = f"cannot read the filter '{text}' ({exc.__class__.__name__})"
+            raise QueryProblem(problem) from exc
+        if parsed is query.NullQuery:
+            raise QueryProblem(f"the filter '{text}' asks for nothing")
+        terms = tuple(
+            dict.fromkeys(
+                str(word) for field, word in _positive_terms(parsed) if field in TEXT_FIELDS
+            )
+        )
+        return Filter(parsed, terms)
+
+
+def _positive_terms(parsed: Any) -> Iterable[tuple[str, str]]:
+    """(field, text) of the terms, phrases and prefixes a query asks for (not those under a
+    NOT): what highlighting marks."""
+    if isinstance(parsed, query.Not):
+        return
+    if isinstance(parsed, query.Phrase):
+        for word in parsed.words:
+            yield parsed.fieldname, str(word)
+        return
+    if isinstance(parsed, query.Term | query.Prefix | query.Wildcard):
+        yield parsed.fieldname, str(parsed.text).rstrip("*?")
+        return
+    for child in parsed.children() if parsed.is_leaf() is False else ():
+        yield from _positive_terms(child)
