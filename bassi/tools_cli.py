@@ -1,13 +1,17 @@
 """``bassi tools list|search|show``: the catalog from a shell, for scripts and quick checks.
 
-It runs the same core as the app: the servers are connected (each within its own timeout),
-the answer printed, and everything closed again. A project server the user has not approved
-is listed as waiting for approval and never started (``bassi mcp approve`` approves it), and
-``show`` says what the access policy says of a tool. Whatever a server sent is cleaned of
-terminal escapes and printed as plain text, never as Rich markup; ``--json`` prints data.
+It runs the same core as the app. When the configuration is unchanged since the servers were
+last connected, the answer comes from the cached catalog (``.bassi/tools-cache.json``) and
+no server is started; otherwise, or with ``--refresh``, the servers are connected (each
+within its own timeout), the answer printed, the cache written and everything closed again.
+A project server the user has not approved is listed as waiting for approval and never
+started, from the cache or not (``bassi mcp approve`` approves it), and ``show`` says what
+the access policy says of a tool. Whatever a server sent is cleaned of terminal escapes and
+printed as plain text, never as Rich markup; ``--json`` prints data.
 
 Exit codes: 0 on success; 1 when ``list`` finds a failed server, ``search`` finds nothing, or
-``show`` finds no single tool; 2 for a bad argument (an unknown ``--server``).
+``show`` finds no single tool; 2 for a bad argument (an unknown ``--server``, a filter that
+cannot be read).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from bassi.core.policy import Verdict
 from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
 from bassi.core.reveal import reveal
 from bassi.core.safe_text import clean, one_line
+from bassi.core.search.highlight import matched_spans
 from bassi.core.settings import Settings
 from bassi.core.tools import ToolInfo
 
@@ -64,14 +69,27 @@ def add_tools_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     actions = tools.add_subparsers(dest="tools_command", required=True)
     listing = actions.add_parser("list", help="every server with its status and tools")
     listing.add_argument("--json", action="store_true", help="print JSON")
-    search = actions.add_parser("search", help="the tools that best match a query")
+    search = actions.add_parser(
+        "search",
+        help="the tools that best match a query",
+        description=(
+            "Rank tools by what a request means and says. Filters narrow it down: "
+            "server:NAME, name:create*, title:WORD, description:WORD, params:WORD, "
+            'readonly:yes, destructive:no, idempotent:yes, openworld:no, "a phrase", NOT word.'
+        ),
+    )
     search.add_argument("query", nargs="+", help="what the tool should do, or its name")
     search.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results")
     search.add_argument("--server", metavar="S", help="only tools of server S")
+    search.add_argument("--explain", action="store_true", help="show why each tool ranks")
     search.add_argument("--json", action="store_true", help="print JSON")
     show = actions.add_parser("show", help="one tool's full card")
     show.add_argument("name", help="mcp__server__tool, server/tool, or a unique tool name")
     show.add_argument("--json", action="store_true", help="print JSON")
+    for command in (listing, search, show):
+        command.add_argument(
+            "--refresh", action="store_true", help="connect the servers, not the cached catalog"
+        )
 
 
 def run_tools_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -83,20 +101,39 @@ def run_tools_command(args: argparse.Namespace, settings: Settings) -> int:
 async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
     # Imported here, not at the top: ``bassi --help`` and ``--version`` build this command's
     # parser, and should not wait for the MCP client and the search index to load.
+    from bassi.core import catalog_cache
     from bassi.core.catalog import Catalog
-    from bassi.core.policy import AccessPolicy
 
     catalog = Catalog(settings)
     for problem in catalog.problems:
         _print_problem(err, problem)
+    cached = {} if args.refresh else catalog_cache.load(settings.state_dir)
+    if cached and catalog.start_from_cache(cached):
+        try:
+            return _answer(catalog, args, out, err, settings, cached=True)
+        finally:
+            await catalog.close()
     async with catalog:
         await catalog.wait_ready()
-        if args.tools_command == "list":
-            return _list(catalog, args.json, out)
-        if args.tools_command == "search":
-            return _search(catalog, args, out, err)
-        policy = AccessPolicy.load(catalog.registry, settings, catalog.trust)
-        return _show(policy, catalog.schemas, args.name, args.json, out, err)
+        catalog.save_cache()
+        return _answer(catalog, args, out, err, settings, cached=False)
+
+
+def _answer(
+    catalog: Catalog,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    settings: Settings,
+    *,
+    cached: bool,
+) -> int:
+    if args.tools_command == "list":
+        return _list(catalog, args.json, out, cached=cached)
+    if args.tools_command == "search":
+        return _search(catalog, args, out, err)
+    policy = AccessPolicy.load(catalog.registry, settings, catalog.trust)
+    return _show(policy, catalog.schemas, args.name, args.json, out, err)
 
 
 def _print_problem(err: Console, problem: ConfigProblem) -> None:
@@ -107,17 +144,20 @@ def _print_problem(err: Console, problem: ConfigProblem) -> None:
 # list
 
 
-def _list(catalog: Catalog, as_json: bool, out: Console) -> int:
+def _list(catalog: Catalog, as_json: bool, out: Console, *, cached: bool) -> int:
     entries = catalog.registry.servers()
     failed = any(e.status is ServerStatus.FAILED for e in entries)
     if as_json:
         servers = [_server_json(e, catalog.registry) for e in entries]
         problems = [_problem_json(p) for p in catalog.problems]
-        _print_json({"servers": servers, "problems": problems})
+        _print_json({"servers": servers, "problems": problems, "cached": cached})
         return 1 if failed else 0
     for entry in entries:
         out.print(_server_block(entry))
-    out.print(_totals(entries))
+    totals = _totals(entries)
+    if cached:
+        totals.append(" (as last connected; --refresh reconnects)", style="dim")
+    out.print(totals)
     return 1 if failed else 0
 
 
@@ -174,29 +214,57 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
         return 2
     # One-shot: worth a moment for the fused ranking (instant when the vectors are cached).
     catalog.index.wait_semantic(timeout=SEMANTIC_WAIT)
-    hits = catalog.index.search(query, limit=max(args.limit, 0), server=server)
+    found = catalog.index.find(query, limit=max(args.limit, 0), server=server)
+    if found.problem is not None:
+        err.print(Text(f"cannot search: {one_line(found.problem, 300)}"))
+        return 2
+    waiting = _still_connecting(catalog.registry, found.indexing)
     if args.json:
-        _print_json({"query": query, "hits": [_hit_json(h, catalog.registry) for h in hits]})
-        return 0 if hits else 1
-    if not hits:
+        hits = [_hit_json(h, catalog.registry, args.explain) for h in found.hits]
+        _print_json({"query": query, "hits": hits, "connecting": waiting})
+        return 0 if found.hits else 1
+    if waiting:
+        err.print(Text(f"still connecting: {clean(', '.join(waiting))}; results may be missing"))
+    if not found.hits:
         err.print(Text(f"no tool matches '{one_line(query)}'"))
         return 1
     grid = Table.grid(padding=(0, 2))
     grid.add_column(justify="right", style="dim")
     grid.add_column(no_wrap=True)
-    grid.add_column(justify="right", style="dim")
+    grid.add_column(justify="right")
     grid.add_column()
-    for rank, hit in enumerate(hits, 1):
+    for rank, hit in enumerate(found.hits, 1):
         available = catalog.registry.is_available(hit.tool)
-        ref = Text(clean(hit.tool.ref), style="bold" if available else "dim")
+        ref = highlight(clean(hit.tool.ref), hit.matched_terms)
+        ref.stylize("bold" if available else "dim")
         if not available:
             ref.append(" (unavailable)", style="dim")
-        about = Text(one_line(hit.tool.description))
+        score = Text(f"{hit.score:.2f}", style="dim")
+        if hit.weak:
+            score.append(" weak", style="yellow")
+        about = highlight(one_line(hit.tool.description), hit.matched_terms)
         if hit.matched_terms:
             about.append(f"  [{', '.join(clean(t) for t in hit.matched_terms)}]", style="dim")
-        grid.add_row(f"{rank}.", ref, f"{hit.score:.2f}", about)
+        grid.add_row(f"{rank}.", ref, score, about)
+        if args.explain and hit.signals is not None:
+            for line in hit.signals.lines():
+                grid.add_row("", Text(f"  {line}", style="dim"), "", "")
     out.print(grid)
     return 0
+
+
+def _still_connecting(registry: Registry, indexing: Sequence[str]) -> list[str]:
+    """Servers whose tools a search cannot see yet: connecting, or being indexed."""
+    connecting = [e.name for e in registry.servers() if e.status is ServerStatus.CONNECTING]
+    return list(dict.fromkeys([*connecting, *indexing]))
+
+
+def highlight(text: str, terms: Sequence[str]) -> Text:
+    """``text`` (already clean) with the words a search matched in bold."""
+    result = Text(text)
+    for start, end in matched_spans(text, terms):
+        result.stylize("bold underline", start, end)
+    return result
 
 
 def _has_server(registry: Registry, name: str) -> bool:
@@ -365,14 +433,18 @@ def _tool_json(tool: ToolInfo, registry: Registry) -> dict[str, Any]:
     }
 
 
-def _hit_json(hit: SearchHit, registry: Registry) -> dict[str, Any]:
-    return {
+def _hit_json(hit: SearchHit, registry: Registry, explain: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "ref": hit.tool.ref,
         "qualified_name": hit.tool.qualified_name,
         "server": hit.tool.server,
         "name": hit.tool.name,
         "score": hit.score,
         "matched_terms": list(hit.matched_terms),
+        "weak": hit.weak,
         "summary": hit.tool.summary,
         "available": registry.is_available(hit.tool),
     }
+    if explain and hit.signals is not None:
+        out["why"] = hit.signals.lines()
+    return out

@@ -119,7 +119,8 @@ async def test_a_hanging_server_does_not_delay_the_others(start: Any) -> None:
     registry = run.catalog.registry
 
     def others_connected() -> bool:
-        return all(registry.server(n).available for n in ("notes", "good", "paged"))
+        connected = all(registry.server(n).available for n in ("notes", "good", "paged"))
+        return connected and not run.catalog.index.indexing
 
     await until(others_connected, seconds=hang_timeout)
     # Connected while the hanging one still is: they did not wait for it.
@@ -292,3 +293,26 @@ def test_a_servers_file_named_on_the_command_line_must_exist(tmp_path: Path) -> 
     )
     catalog = Catalog(settings, shipped={}, index=ToolIndex())
     assert [str(p) for p in catalog.problems] == [f"{tmp_path / 'nope.json'}: file not found"]
+
+
+async def test_a_failing_registry_listener_does_not_fail_the_server(start: Any) -> None:
+    run = await start({"good": stdio_entry("good_server.py")})
+
+    def broken(_server: str) -> None:
+        raise RuntimeError("a listener's bug")
+
+    run.catalog.registry.subscribe(broken)
+    assert await run.catalog.wait_ready()
+    assert run.catalog.registry.server("good").status is ServerStatus.CONNECTED
+    assert run.catalog.index.search("good/echo")[0].tool.ref == "good/echo"
+
+
+async def test_whoosh_holds_one_document_per_tool_once_servers_connect(start: Any) -> None:
+    run = await start(
+        {"good": stdio_entry("good_server.py"), "paged": stdio_entry("paged_server.py")}
+    )
+    assert await run.catalog.wait_ready()
+    index, registry = run.catalog.index, run.catalog.registry
+    assert index.records.count() == len(registry.tools()) == len(index)
+    good = {h.tool.ref for h in index.search("server:good", limit=100)}
+    assert good == {t.ref for t in registry.server("good").tools}

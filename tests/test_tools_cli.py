@@ -232,6 +232,66 @@ def test_search_without_hits_and_with_an_unknown_server(project: Path) -> None:
     assert "unknown server 'nope'" in unknown.stderr
 
 
+def test_search_explains_each_rank_and_labels_weak_matches(project: Path) -> None:
+    result = run_bassi(project, "tools", "search", "add", "two", "integers", "--explain")
+    assert result.returncode == 0, result.stderr
+    text = lines(result.stdout)
+    assert text[0].startswith("1. good/add ")
+    assert text[1].startswith("words: covers ")
+    assert text[2].startswith("meaning: ")
+    data = json.loads(run_bassi(project, "tools", "search", "add integers", "--json").stdout)
+    assert 0 < data["hits"][-1]["score"] <= data["hits"][0]["score"] <= 1
+    assert data["hits"][0]["weak"] is False
+    assert any(hit["weak"] for hit in data["hits"])
+
+
+def test_search_takes_fielded_filters_and_reports_unreadable_ones(project: Path) -> None:
+    def refs(*query: str) -> list[str]:
+        result = run_bassi(project, "tools", "search", *query, "--json", "--limit", "50")
+        assert result.returncode == 0, result.stderr
+        return [hit["ref"] for hit in json.loads(result.stdout)["hits"]]
+
+    assert sorted(refs("name:ec*")) == ["crashy/echo", "good/echo"]
+    good = {"good/echo", "good/add", "good/fail", "good/where", "good/sleep"}
+    assert set(refs("server:good")) == good
+    assert set(refs("server:good", "NOT", "echo")) == good - {"good/echo"}
+    assert refs('"two integers"') == ["good/add"]
+    bad = run_bassi(project, "tools", "search", "name:")
+    assert bad.returncode == 2
+    assert "cannot search: name: needs a value" in bad.stderr
+    unclosed = run_bassi(project, "tools", "search", 'description:"two integers')
+    assert unclosed.returncode == 2
+    assert "quote is not closed" in unclosed.stderr
+
+
+def test_a_second_run_answers_from_the_cache_and_starts_nothing(tmp_path: Path) -> None:
+    started = tmp_path / "started.log"
+    servers = {
+        "good": stdio_entry("good_server.py", "--started-log", str(started), marker=MARKER),
+        "off": stdio_entry("good_server.py", "--started-log", str(started), disabled=True),
+    }
+    write_config(tmp_path, servers)
+    first = run_bassi(tmp_path, "tools", "search", "add", "two", "integers")
+    assert first.returncode == 0, first.stderr
+    assert started.read_text().count("started") == 1
+    again = run_bassi(tmp_path, "tools", "search", "add", "two", "integers")
+    assert again.stdout == first.stdout
+    listing = json.loads(run_bassi(tmp_path, "tools", "list", "--json").stdout)
+    assert started.read_text().count("started") == 1  # neither run started a server
+    assert listing["cached"] is True
+    off = next(s for s in listing["servers"] if s["name"] == "off")
+    assert (off["status"], off["tools"]) == ("disabled", [])
+
+    refreshed = json.loads(run_bassi(tmp_path, "tools", "list", "--json", "--refresh").stdout)
+    assert refreshed["cached"] is False
+    assert started.read_text().count("started") == 2
+    servers["good"]["args"].append("--banner")  # a changed entry is connected again
+    write_config(tmp_path, servers)
+    changed = json.loads(run_bassi(tmp_path, "tools", "list", "--json").stdout)
+    assert changed["cached"] is False
+    assert started.read_text().count("started") == 3
+
+
 # show
 
 

@@ -4,9 +4,10 @@ This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` s
 it registers every server at once (so the UI can show them all while they connect) and
 connects them concurrently in the background; a slow or broken server delays only itself.
 The registry and the search index follow each server as it connects, fails, is reconnected,
-disabled or enabled, and whenever it announces that its tools, prompts or resources changed;
-each connected server's tool schemas are compiled in the background for checking calls (see
-``bassi.core.validation``), the invalid ones noted in the registry.
+disabled or enabled, and whenever it announces that its tools, prompts or resources changed
+(the index does its work in a thread of its own, so a connecting server never stalls the
+event loop); each connected server's tool schemas are compiled in the background for
+checking calls (see ``bassi.core.validation``), the invalid ones noted in the registry.
 
 It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
 this session or for good, sign in and out. What needs a person (a sign-in's browser step, a
@@ -24,6 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import importlib.util
+import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from typing import Any
 
 from mcp import types
 
+from bassi.core import catalog_cache
 from bassi.core.connections import (
     ElicitationHandler,
     InProcessServer,
@@ -58,6 +64,11 @@ from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
 from bassi.core.trust import PendingServer, ProjectTrust, Standing
 from bassi.core.validation import SchemaChecks
+
+log = logging.getLogger(__name__)
+
+_SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent  # type: ignore[union-attr]
+"""Where the servers bassi ships live (found without importing them)."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -229,17 +240,96 @@ class Catalog:
         if self._started:
             raise RuntimeError("the catalog was already started")
         self._started = True
+        specs = self._register_all(only, skip_known_failures=skip_known_failures)
+        if only is None:
+            # Servers that left the configuration, were disabled or wait for approval leave
+            # the index and its caches.
+            self.index.submit_retain(
+                [
+                    entry.name
+                    for entry in self.registry.servers()
+                    if entry.status not in (ServerStatus.DISABLED, ServerStatus.PENDING)
+                ]
+            )
+        for spec in specs:
+            self._connect(spec)
+
+    def start_from_cache(self, cached: Mapping[str, catalog_cache.CachedServer]) -> bool:
+        """Register every server as ``start`` would, but give each server ``start`` would
+        connect the tools and status it had when ``cached`` was written, starting nothing;
+        the index is brought up to date before this returns. False, with nothing done, when
+        a server that would be connected has no entry for its current configuration."""
+        if self._started:
+            raise RuntimeError("the catalog was already started")
+        wanted = {name: self.fingerprint(name) for name in self._startable()}
+        if any(name not in cached or cached[name].fingerprint != f for name, f in wanted.items()):
+            return False
+        self._started = True
+        for spec in self._register_all(None, skip_known_failures=False):
+            entry = cached[spec.name]
+            self.registry.set_tools(spec.name, entry.tool_infos(spec.name))
+            if entry.status is not ServerStatus.CONNECTED:
+                self.registry.set_status(spec.name, entry.status, entry.error)
+        self.index.sync(self.registry)
+        return True
+
+    def save_cache(self) -> None:
+        """Remember what every connected or failed server listed, for ``start_from_cache``."""
+        entries = {e.name: e for e in self.registry.servers()}
+        catalog_cache.save(
+            self.settings.state_dir,
+            {
+                name: (self.fingerprint(name), entries[name])
+                for name in self._connections
+                if entries[name].status in (ServerStatus.CONNECTED, ServerStatus.FAILED)
+            },
+        )
+
+    def fingerprint(self, server: str) -> str:
+        """What a server's tools depend on: its configuration (an external server) or the
+        code of the servers bassi ships."""
+        digest = hashlib.sha256(server.encode())
+        config = self._external.get(server)
+        if config is not None:
+            digest.update(repr(config).encode("utf-8", "surrogatepass"))
+        else:
+            for path in sorted(_SHIPPED_CODE.rglob("*.py")):
+                stat = path.stat()
+                digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        return digest.hexdigest()[:32]
+
+    def _startable(self) -> list[str]:
+        """The servers ``start`` would connect: not disabled and, a project server, approved."""
+        shipped = [name for name in self._shipped if name not in self.memory.disabled]
+        return [
+            *shipped,
+            *(
+                name
+                for name, config in self._external.items()
+                if not config.disabled and name not in self.memory.disabled and self.approved(name)
+            ),
+        ]
+
+    def _register_all(
+        self, only: set[str] | None, *, skip_known_failures: bool
+    ) -> list[ServerSpec]:
+        """Put every server (or those in ``only``) in the registry; returns the ones to
+        connect."""
+        specs: list[ServerSpec] = []
         for name in self._shipped:
             if only is not None and name not in only:
                 continue
             self.registry.add_server(name, Origin.IN_PROCESS, target="in-process")
-            if name not in self.memory.disabled:
-                self._connect(self._spec(name))
-            else:
+            if name in self.memory.disabled:
                 self.registry.set_status(name, ServerStatus.DISABLED)
+            else:
+                specs.append(self._spec(name))
         for name, config in self._external.items():
             if only is None or name in only:
-                self._register(name, config, skip_known_failures=skip_known_failures)
+                spec = self._register(name, config, skip_known_failures=skip_known_failures)
+                if spec is not None:
+                    specs.append(spec)
+        return specs
 
     def server_names(self) -> list[str]:
         """bassi's own servers, then those of ``.mcp.json``."""
@@ -250,9 +340,12 @@ class Catalog:
         config = self._external.get(server)
         return "in-process" if config is None else display_target(config)
 
-    def _register(self, name: str, config: ServerConfig, *, skip_known_failures: bool) -> None:
-        """Add a server of the files to the registry and start it, unless it is disabled or
-        (a project server) waits for the user's approval."""
+    def _register(
+        self, name: str, config: ServerConfig, *, skip_known_failures: bool
+    ) -> ServerConfig | None:
+        """Add a server of the files to the registry; returns it when it is to be started,
+        None when it is disabled, (a project server) waits for the user's approval, or (with
+        ``skip_known_failures``) failed last time as it is configured now."""
         if config.disabled or name in self.memory.disabled:
             status = ServerStatus.DISABLED
         elif self.approved(name):
@@ -267,12 +360,12 @@ class Catalog:
             status=status,
         )
         if status is not ServerStatus.CONNECTING:
-            return
+            return None
         known = self.memory.known_failure(name, identity(config)) if skip_known_failures else None
         if known is not None:
             self.registry.set_status(name, ServerStatus.FAILED, known.error)
-            return
-        self._connect(config)
+            return None
+        return config
 
     def _spec(self, name: str) -> ServerSpec:
         factory = self._shipped.get(name)
@@ -295,18 +388,21 @@ class Catalog:
         self,
         timeout: float | None = None,  # noqa: ASYNC109 (an upper bound, not a request timeout)
     ) -> bool:
-        """Until every server's current connection attempt is connected or failed, or
-        ``timeout`` seconds passed. True when all attempts finished. Each server's own
-        timeout already bounds its attempt."""
+        """Until every server's current connection attempt is connected or failed and the
+        tools it listed are searchable, or ``timeout`` seconds passed. True when all attempts
+        finished. Each server's own timeout already bounds its attempt."""
+        began = time.monotonic()
         attempts = [c.wait_attempt() for c in self._connections.values()]
-        if not attempts:
-            return True
-        _done, pending = await asyncio.wait(
-            [asyncio.ensure_future(a) for a in attempts], timeout=timeout
-        )
-        for waiter in pending:
-            waiter.cancel()
-        return not pending
+        if attempts:
+            _done, pending = await asyncio.wait(
+                [asyncio.ensure_future(a) for a in attempts], timeout=timeout
+            )
+            for waiter in pending:
+                waiter.cancel()
+            if pending:
+                return False
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - began))
+        return await asyncio.to_thread(self.index.wait_indexed, left)
 
     async def call_tool(
         self,
@@ -409,8 +505,10 @@ class Catalog:
             mask_in_log(server.expanded)
             if not known:
                 added.append(name)
-                if self._started:
-                    self._register(name, server, skip_known_failures=False)
+                if self._started and (
+                    spec := self._register(name, server, skip_known_failures=False)
+                ):
+                    self._connect(spec)
         return added
 
     async def disable(self, server: str, *, for_good: bool = False) -> None:
@@ -422,7 +520,7 @@ class Catalog:
             await connection.close()
         if for_good:
             self.memory.set_disabled(server, True)
-        self.index.remove_server(server)
+        self.index.submit_removal(server)
         self.registry.forget_offers(server)
         self.registry.set_status(server, ServerStatus.DISABLED)
 
@@ -481,6 +579,15 @@ class Catalog:
         connection.start()
 
     def _connection_changed(self, connection: ServerConnection) -> None:
+        """A server's status or tools changed. Whatever goes wrong in passing that on (a
+        registry listener's bug, say) is logged: it says nothing about the server, which
+        must not be marked failed for it."""
+        try:
+            self._follow(connection)
+        except Exception:
+            log.exception("passing on a change of server %r failed", connection.name)
+
+    def _follow(self, connection: ServerConnection) -> None:
         name = connection.name
         if self._connections.get(name) is not connection:
             return  # a connection being replaced (reconnect) or dropped (disable)
@@ -499,8 +606,7 @@ class Catalog:
             )
             for tool in connection.tools
         ]
-        # The index first, so whoever the registry notifies can already search the tools.
-        self.index.update_server(name, tools)
+        self.index.submit(name, tools)  # searchable once the index's thread has them in
         self.registry.set_tools(
             name,
             tools,

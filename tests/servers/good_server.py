@@ -1,5 +1,6 @@
 """A well-behaved stdio MCP server. ``--banner`` first prints a line that is not JSON-RPC,
-as servers with a stray ``print`` do; bassi must still connect."""
+as servers with a stray ``print`` do; bassi must still connect. ``--started-log PATH``
+appends a line to PATH each time the server starts."""
 
 import os
 import sys
@@ -37,6 +38,9 @@ def sleep(seconds: float) -> str:
 
 
 if __name__ == "__main__":
+    if "--started-log" in sys.argv:
+        with open(sys.argv[sys.argv.index("--started-log") + 1], "a") as log:
+            log.write("started\n")
     if "--banner" in sys.argv:
         print("Good server v1 starting (this line is not JSON-RPC)", flush=True)
     server.run("stdio")

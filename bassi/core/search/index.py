@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,9 +204,10 @@ class ToolIndex:
         return not self.indexing and self._vectors.wait(0)
 
     def wait_indexed(self, timeout: float | None = None) -> bool:
-        """Block until every submitted update is searchable (True) or ``timeout`` passes."""
+        """Block until every submitted update is searchable and written to the index of
+        record (True), or ``timeout`` passes."""
         with self._queued:
-            return self._queued.wait_for(lambda: not self._pending(), timeout)
+            return self._queued.wait_for(lambda: self._updater is None, timeout)
 
     @property
     def indexing(self) -> tuple[str, ...]:
@@ -279,18 +280,25 @@ class ToolIndex:
                     removed += tuple(
                         s for s in self._servers if s not in queue.retain and s not in removed
                     )
-                self._apply(queue.servers, removed=removed, retain=queue.retain)
+                self._apply(queue.servers, removed, queue.retain, swapped=self._swapped)
             except Exception:
                 log.exception("indexing %s failed", ", ".join(queue.servers) or "servers")
             with self._queued:
                 self._queue.busy = ()
                 self._queued.notify_all()
 
+    def _swapped(self) -> None:
+        """The updater's new view is in: what it was busy with is searchable."""
+        with self._queued:
+            self._queue.busy = ()
+            self._queued.notify_all()
+
     def _apply(
         self,
         servers: dict[str, tuple[ToolInfo, ...]],
         removed: Sequence[str],
         retain: set[str] | None = None,
+        swapped: Callable[[], None] | None = None,
     ) -> list[str]:
         """Bring the given servers up to date (from the segment cache when it has their
         digest, else by analysing them), drop ``removed``, swap in a new view, then write the
@@ -326,6 +334,8 @@ class ToolIndex:
             view = _View.build(new, self._extra_words)
             self._servers = new
             self._view = view
+            if swapped is not None:
+                swapped()
             self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
             if removed or retain is not None:
                 self._vectors.forget(removed, keep_on_disk=retain)

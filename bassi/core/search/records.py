@@ -230,6 +230,7 @@ class ToolRecords:
             raise QueryProblem(problem) from exc
         if parsed is query.NullQuery:
             raise QueryProblem(f"the filter '{text}' asks for nothing")
+        parsed = query.And([query.Every(), parsed])  # "NOT x" alone: every tool but x
         terms = tuple(
             dict.fromkeys(
                 str(word) for field, word in _positive_terms(parsed) if field in TEXT_FIELDS

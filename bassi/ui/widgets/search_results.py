@@ -5,7 +5,6 @@ destructive, ...), so a person comparing tools sees it before opening a card."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
@@ -18,24 +17,17 @@ from bassi.core.hints import Hints
 from bassi.core.reveal import reveal
 from bassi.core.safe_text import one_line
 from bassi.core.search import SearchHit
+from bassi.core.search.highlight import matched_spans
 from bassi.core.tools import ToolInfo
 
 MATCH_STYLE = "bold underline"
-_WORD = re.compile(r"[^\W_]+")
-"""Words, with `_` as a separator too, so tool names like `list_mail_messages` split."""
 
 
 def highlight(text: str, terms: Iterable[str]) -> Text:
-    """``text`` (already safe) with every word matching a query term emphasised. A word
-    matches when it starts with the term, or is a stem of it ("email" for "emails")."""
+    """``text`` (already safe) with every word matching a query term emphasised."""
     result = Text(text)
-    terms = [t.lower() for t in terms if t.strip()]
-    if not terms:
-        return result
-    for match in _WORD.finditer(text):
-        word = match.group().lower()
-        if any(word.startswith(t) or (len(word) >= 4 and t.startswith(word)) for t in terms):
-            result.stylize(MATCH_STYLE, match.start(), match.end())
+    for start, end in matched_spans(text, terms):
+        result.stylize(MATCH_STYLE, start, end)
     return result
 
 
