@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bassi.core.search import ToolIndex
-from bassi.core.search import fusion
+from bassi.core.search import ToolIndex, fusion
 from bassi.core.search.documents import encoder_text
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors, default_encoder
 from bassi.core.search.half_rows import CHUNK_ROWS, HalfRows

@@ -4,9 +4,11 @@ In progressive mode these four are nearly all the model sees at first, so every 
 definitions and answers is paid for in tokens on every request: descriptions are short and a
 search answers one compact line per tool.
 
-``tool_search`` loads its top results as it answers (as Claude Code's own tool search does),
-so a tool the model did not have is callable after a single meta-tool call: the model's next
-request already lists it. ``tool_load`` does the same for exact names.
+``tool_search`` loads its top confident results as it answers (as Claude Code's own tool search
+does), so a tool the model did not have is callable after a single meta-tool call: the
+model's next request already lists it. Weak matches are listed as such and never loaded: a
+wrong tool in the model's hands costs tokens and invites a wrong call. ``tool_load`` does the
+same for exact names.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ SELECT_PREFIX = "select:"
 LINE_TOKENS = 60
 """Most a search result line may cost (characters / 4)."""
 LOAD_TOP = 3
-"""How many of a search's best results it loads: enough that the right tool is usually among
-them, few enough that the next request stays small."""
+"""How many of a search's best confident results it loads: enough that the right tool is
+usually among them, few enough that the next request stays small."""
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 DESCRIBE_MAX_CHARS = 8_000
@@ -43,6 +45,9 @@ SCHEMA_MAX_CHARS = 16_000
 class HitLike(Protocol):
     @property
     def tool(self) -> ToolInfo: ...
+
+    @property
+    def weak(self) -> bool: ...
 
 
 class Searcher(Protocol):
@@ -152,21 +157,45 @@ class MetaTools:
         if query.strip().lower().startswith(SELECT_PREFIX):
             return await self.load(query.strip()[len(SELECT_PREFIX) :])
         count = _limit(limit)
-        hits = [
-            h.tool
+        found = [
+            h
             for h in self._index.search(query, limit=count + 5)
             if self._exposure.denied_by(h.tool) is None
         ][:count]
-        if not hits:
+        if not found:
             return Answer(
                 f"No tools match '{one_line(query, 80)}'. Try other or fewer words "
                 "(what the tool does, not how)."
             )
-        usable = [t for t in hits if self._registry.is_available(t)]
+        hits = [h.tool for h in found]
+        weak = {h.tool.qualified_name for h in found if h.weak}
+        if len(weak) == len(found):
+            lines = [
+                _result_line(self._policy.model_ref(t), t, "weak match, not loaded") for t in hits
+            ]
+            return Answer(
+                "\n".join(
+                    [
+                        f"Nothing fits '{one_line(query, 80)}' well. Closest, not loaded "
+                        "(load one with tool_load if it is right, or search other words):",
+                        *lines,
+                    ]
+                )
+            )
+        usable = [
+            t for t in hits if t.qualified_name not in weak and self._registry.is_available(t)
+        ]
         self._exposure.load(usable[:LOAD_TOP])
         await self._changed()
         loaded = [t for t in hits if self._exposure.reason(t) is not None]
-        lines = [_result_line(self._policy.model_ref(t), t, self._line_mark(t)) for t in hits]
+        lines = [
+            _result_line(
+                self._policy.model_ref(t),
+                t,
+                self._line_mark(t) or ("weak" if t.qualified_name in weak else ""),
+            )
+            for t in hits
+        ]
         if loaded:
             head = (
                 f"{len(loaded)} of {len(hits)} loaded now, call them as "
