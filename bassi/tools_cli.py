@@ -218,7 +218,7 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
     if found.problem is not None:
         err.print(Text(f"cannot search: {one_line(found.problem, 300)}"))
         return 2
-    waiting = _still_connecting(catalog.registry, found.indexing)
+    waiting = catalog.waiting()
     if args.json:
         hits = [_hit_json(h, catalog.registry, args.explain) for h in found.hits]
         _print_json({"query": query, "hits": hits, "connecting": waiting})
@@ -251,12 +251,6 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
                 grid.add_row("", Text(f"  {line}", style="dim"), "", "")
     out.print(grid)
     return 0
-
-
-def _still_connecting(registry: Registry, indexing: Sequence[str]) -> list[str]:
-    """Servers whose tools a search cannot see yet: connecting, or being indexed."""
-    connecting = [e.name for e in registry.servers() if e.status is ServerStatus.CONNECTING]
-    return list(dict.fromkeys([*connecting, *indexing]))
 
 
 def highlight(text: str, terms: Sequence[str]) -> Text:

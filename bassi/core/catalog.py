@@ -178,6 +178,14 @@ class Catalog:
         """Installed by whoever can ask the person (the app); without one, servers that ask
         for input are told no."""
 
+    def waiting(self) -> list[str]:
+        """Servers whose tools a search cannot see yet: still connecting, or connected and
+        still being indexed."""
+        connecting = [
+            e.name for e in self.registry.servers() if e.status is ServerStatus.CONNECTING
+        ]
+        return list(dict.fromkeys([*connecting, *self.index.indexing]))
+
     def config_for(self, server: str) -> ServerConfig | None:
         """The ``.mcp.json`` entry of an external server (None for bassi's own)."""
         return self._external.get(server)

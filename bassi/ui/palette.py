@@ -1,6 +1,8 @@
 """Ctrl+P: the command palette searches tools through the same index as ``/tools search``.
 
-Choosing a hit opens the tool's card, where it can be pinned.
+Choosing a hit opens the tool's card, where it can be pinned. Each hit shows its 0-1 score
+(and "weak" when the match is poor); a filter that cannot be read, or servers still
+connecting, show as a line of their own.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from bassi.core.safe_text import one_line
+from bassi.core.search import SearchHit
 from bassi.core.tools import ToolInfo
+from bassi.ui.widgets.search_results import highlight
+from bassi.ui.wording import counted
 
 if TYPE_CHECKING:
     from bassi.ui.app import BassiApp
@@ -20,12 +25,26 @@ if TYPE_CHECKING:
 LIMIT = 20
 
 
-def _prompt(tool: ToolInfo) -> Text:
-    """Name on the first line, what it does on the second; plain text (servers wrote it)."""
-    prompt = Text(one_line(tool.ref, 100), style="bold")
+def _nothing() -> None:
+    """What choosing a line that is only information does."""
+
+
+def _prompt(tool: ToolInfo, hit: SearchHit | None = None) -> Text:
+    """Name on the first line, what it does on the second, matched words emphasised; plain
+    text (servers wrote it). A search hit adds its score."""
+    terms = hit.matched_terms if hit is not None else ()
+    prompt = highlight(one_line(tool.ref, 100), terms)
+    prompt.stylize("bold")
+    if hit is not None:
+        prompt.append(f"  {hit.score:.2f}", style="dim")
+        if hit.weak:
+            prompt.append(" weak", style="dim italic")
     summary = one_line(tool.description, 100)
     if summary:
-        prompt.append("\n" + summary, style="dim")
+        line = highlight(summary, terms)
+        line.stylize("dim")
+        prompt.append("\n")
+        prompt.append_text(line)
     return prompt
 
 
@@ -38,15 +57,22 @@ class ToolsProvider(Provider):
         return self.app
 
     async def search(self, query: str) -> Hits:
-        hits = self.bassi.runtime.search(query, limit=LIMIT)
-        best = max((h.score for h in hits), default=1.0) or 1.0
-        for hit in hits:
+        catalog = self.bassi.runtime.catalog
+        found = catalog.index.find(query, limit=LIMIT)
+        if found.problem is not None:
+            yield Hit(1.0, Text(f"Cannot search: {one_line(found.problem, 200)}"), _nothing)
+            return
+        for hit in found.hits:
             yield Hit(
-                hit.score / best,
-                _prompt(hit.tool),
+                hit.score,
+                _prompt(hit.tool, hit),
                 partial(self.bassi.open_card, hit.tool),
                 text=hit.tool.ref,
             )
+        waiting = catalog.waiting()
+        if waiting:
+            note = f"{counted(len(waiting), 'server')} still connecting; more tools may match"
+            yield Hit(0.0, Text(note, style="dim"), _nothing)
 
     async def discover(self) -> Hits:
         """Before anything is typed: the pinned tools, the ones a person reaches for."""

@@ -162,6 +162,49 @@ async def test_search_table_row_opens_card_and_card_pins(
         assert prompt.has_focus and prompt.value == "hi"
 
 
+async def test_search_shows_comparable_scores_and_explains_a_rank(make_app: AppFactory) -> None:
+    app = make_app()
+    async with settled(app) as pilot:
+        await submit(pilot, "/tools search add a note")
+        table = app.screen.query_one(SearchResults)
+        scores = [hit.score for hit in table.hits]
+        assert all(0 < score <= 1 for score in scores)
+        assert f"{scores[0]:.2f}" in screen_text(app)
+        assert any(hit.weak for hit in table.hits) == ("weak" in screen_text(app))
+        await pilot.press("x")
+        await wait_for(pilot, lambda: "#1 notes/add_note: score" in screen_text(app), what="why")
+        assert "words: covers" in screen_text(app) and "meaning:" in screen_text(app)
+
+
+async def test_fielded_search_filters_and_a_bad_filter_is_a_clear_message(
+    make_app: AppFactory,
+) -> None:
+    app = make_app()
+    async with settled(app) as pilot:
+        await submit(pilot, "/tools search name:*note* NOT list")
+        table = app.screen.query_one(SearchResults)
+        refs = {hit.tool.ref for hit in table.hits}
+        assert refs == {"notes/add_note", "notes/search_notes", "notes/delete_note"}
+        await submit(pilot, "/tools search readonly:maybe")
+        assert "Cannot search: readonly: takes yes or no, not 'maybe'" in screen_text(app)
+
+
+async def test_a_search_while_a_server_connects_says_so(
+    project: Path, make_app: AppFactory
+) -> None:
+    gate = project / "notes-may-start"
+    write_servers(project, {"notes": notes_entry("--gate", str(gate))})
+    app = make_app()
+    async with app.run_test(size=BIG) as pilot:
+        await wait_for(pilot, lambda: app.runtime.catalog.registry.servers(), what="servers")
+        await submit(pilot, "/tools search delete a note")
+        assert "(notes still connecting: more tools may match soon)" in screen_text(app)
+        gate.touch()
+        assert await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "/tools search delete a note")
+        assert app.screen.query(SearchResults).last().hits[0].tool.ref == "notes/delete_note"
+
+
 async def test_empty_search_says_so_and_suggests_a_broader_query(make_app: AppFactory) -> None:
     app = make_app()
     async with settled(app) as pilot:

@@ -224,9 +224,17 @@ class ChatScreen(Screen[None]):
     # --- input -----------------------------------------------------------------------------
 
     def on_key(self, event: events.Key) -> None:
-        """Typing while a table or block in the log has focus goes to the input line."""
+        """Typing while a table or block in the log has focus goes to the input line, but
+        for the keys that widget binds itself (``x`` explains a search result)."""
         prompt = self.query_one(PromptInput)
-        if event.is_printable and event.character and self.focused is not prompt:
+        focused = self.focused
+        bound = {b.key for b in getattr(focused, "BINDINGS", ()) if isinstance(b, Binding)}
+        if (
+            event.is_printable
+            and event.character
+            and focused is not prompt
+            and (event.key not in bound)
+        ):
             prompt.focus()
             prompt.insert_text_at_cursor(event.character)
             event.stop()
@@ -429,14 +437,38 @@ class ChatScreen(Screen[None]):
         await self.log_widget.add(self._catalog())
 
     async def command_tools_search(self, query: str) -> None:
-        hits = self.runtime.search(query, limit=SEARCH_LIMIT)
-        if hits:
-            heading = Content("").join([Content("Tools matching "), plain(repr(query))])
-            table = SearchResults(hits)
+        catalog = self.runtime.catalog
+        found = catalog.index.find(query, limit=SEARCH_LIMIT)
+        if found.problem is not None:
+            message = Content("Cannot search: ") + plain(found.problem)
+            await self.log_widget.add(Notice(message, "warning"))
+            return
+        waiting = catalog.waiting()
+        later = (
+            plain(f" ({', '.join(waiting)} still connecting: more tools may match soon)")
+            if waiting
+            else Content("")
+        )
+        if found.hits:
+            heading = Content("").join([Content("Tools matching "), plain(repr(query)), later])
+            table = SearchResults(found.hits)
             await self.log_widget.add(Notice(heading), table)
             table.focus()
             return
+        if waiting:
+            message = Content("No tools match ") + plain(repr(query)) + Content(" yet.") + later
+            await self.log_widget.add(Notice(message, "warning"))
+            return
         await self.log_widget.add(Notice(self._no_results(query), "warning"))
+
+    @on(SearchResults.ExplainRequested)
+    async def explain_rank(self, event: SearchResults.ExplainRequested) -> None:
+        """Why a search result ranks where it does: the signals behind its score."""
+        hit = event.hit
+        lines = hit.signals.lines() if hit.signals is not None else []
+        head = f"#{event.rank} {hit.tool.ref}: score {hit.score:.2f}"
+        head += " (weak match)" if hit.weak else ""
+        await self.log_widget.add(Notice(plain("\n".join([head, *(f"  {x}" for x in lines)]))))
 
     def _no_results(self, query: str) -> Content:
         """Say so, and point to something broader: close tool names for a typo, else how to

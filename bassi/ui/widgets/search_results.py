@@ -1,4 +1,5 @@
-"""The ranked table ``/tools search`` shows; choosing a row opens the tool's card.
+"""The ranked table ``/tools search`` shows; choosing a row opens the tool's card, ``x`` says
+why a row ranks where it does.
 
 Each description starts with what the server declares about the tool (read-only,
 destructive, ...), so a person comparing tools sees it before opening a card."""
@@ -31,11 +32,20 @@ def highlight(text: str, terms: Iterable[str]) -> Text:
     return result
 
 
+def score_text(hit: SearchHit) -> Text:
+    """The 0-1 score, and "weak" when the match is not to be trusted."""
+    text = Text(f"{hit.score:.2f}")
+    if hit.weak:
+        text.append(" weak", style="italic")
+    return text
+
+
 class SearchResults(DataTable[Text]):
     """Rank, tool, server, score and the description's first line, terms highlighted."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Open card"),
+        Binding("x", "explain", "Why this rank"),
         Binding("escape", "app.focus('prompt')", "Back to input"),
     ]
 
@@ -43,6 +53,14 @@ class SearchResults(DataTable[Text]):
         def __init__(self, tool: ToolInfo) -> None:
             super().__init__()
             self.tool = tool
+
+    class ExplainRequested(Message):
+        """Show why ``hit`` ranks at ``rank``."""
+
+        def __init__(self, hit: SearchHit, rank: int) -> None:
+            super().__init__()
+            self.hit = hit
+            self.rank = rank
 
     def __init__(self, hits: Sequence[SearchHit]) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, classes="search-results")
@@ -76,11 +94,16 @@ class SearchResults(DataTable[Text]):
                 Text(str(rank), justify="right"),
                 highlight(name, terms),
                 Text(server),
-                Text(f"{hit.score:.2f}", justify="right"),
+                score_text(hit),
                 declared + about,
                 key=hit.tool.ref,
             )
         self.move_cursor(row=row)
+
+    def action_explain(self) -> None:
+        if self.hits:
+            row = min(self.cursor_row, len(self.hits) - 1)
+            self.post_message(self.ExplainRequested(self.hits[row], row + 1))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
