@@ -5,8 +5,11 @@ Loads a corpus of real tool definitions into a Registry and ToolIndex exactly as
 steady state: word matching fused with the encoder) and runs a query set against it. Usage,
 from the repo root:
 
-    .venv/bin/python bench/search_quality.py --corpus ../shared/bench/corpus \
-        --queries ../shared/bench/queries_dev.jsonl [--rankings OUT.jsonl] [--json]
+    .venv/bin/python bench/search_quality.py \
+        --corpus ../shared/bench/corpus bench/corpus/dev bench/corpus/heldout \
+        --queries ../shared/bench/queries_dev.jsonl bench/queries_*.jsonl [--json]
+
+One line of figures per query file: a sealed set is reported on its own line.
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def evaluate(index: ToolIndex, queries: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
+def evaluate(
+    index: ToolIndex, queries: list[dict[str, Any]], *, fused: bool = True
+) -> tuple[dict[str, Any], list[Any]]:
     for q in queries[:5]:
-        index.search(q["q"])  # warm caches so latency reflects steady state
+        index.search(q["q"], fused=fused)  # warm caches so latency reflects steady state
     hits = {1: 0, 3: 0, 5: 0}
     reciprocal = 0.0
     judged = 0
@@ -55,7 +60,7 @@ def evaluate(index: ToolIndex, queries: list[dict[str, Any]]) -> tuple[dict[str,
     rankings: list[dict[str, Any]] = []
     for q in queries:
         start = time.perf_counter()
-        results = index.search(q["q"], limit=10)
+        results = index.search(q["q"], limit=10, fused=fused)
         latencies.append((time.perf_counter() - start) * 1000)
         ranked = [h.tool.ref for h in results]
         rankings.append({"q": q["q"], "ranked": ranked})
@@ -80,8 +85,8 @@ def evaluate(index: ToolIndex, queries: list[dict[str, Any]]) -> tuple[dict[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, nargs="+", required=True)
-    parser.add_argument("--queries", type=Path, required=True)
-    parser.add_argument("--rankings", type=Path)
+    parser.add_argument("--queries", type=Path, nargs="+", required=True)
+    parser.add_argument("--rankings", type=Path, help="write each query's top 10 here")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--lexical", action="store_true", help="do not wait for the encoder: words only"
@@ -89,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     registry = load_registry(*args.corpus)
+    summaries: list[dict[str, Any]] = []
+    rankings: list[Any] = []
     with tempfile.TemporaryDirectory() as cache:  # the app always has an on-disk cache
         index = ToolIndex(Path(cache))
         start = time.perf_counter()
@@ -96,27 +103,33 @@ def main(argv: list[str] | None = None) -> int:
         build_s = time.perf_counter() - start
         fused = not args.lexical and index.wait_semantic()
         semantic_s = time.perf_counter() - start
-        summary, rankings = evaluate(index, load_queries(args.queries))
-    summary["fused"] = fused
+        for path in args.queries:
+            summary, ranked = evaluate(index, load_queries(path), fused=fused)
+            summaries.append({"file": path.name, **summary, "fused": fused})
+            rankings += ranked
 
     if args.rankings:
         with args.rankings.open("w", encoding="utf-8") as out:
             for row in rankings:
                 out.write(json.dumps(row) + "\n")
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(summaries))
         return 0
     print(
         f"{len(index)} tools indexed in {build_s:.3f} s, "
         + (f"encoder vectors ready in {semantic_s:.3f} s" if fused else "words only (not fused)")
-        + f"; {summary['queries']} queries"
     )
-    if "top1" in summary:
-        print(
-            f"top-1 {summary['top1']:.3f}  top-3 {summary['top3']:.3f}  "
-            f"top-5 {summary['top5']:.3f}  MRR@10 {summary['mrr10']:.3f}"
+    for row in summaries:
+        figures = (
+            f"top-1 {row['top1']:.3f}  top-3 {row['top3']:.3f}  top-5 {row['top5']:.3f}  "
+            f"MRR@10 {row['mrr10']:.3f}  "
+            if "top1" in row
+            else ""
         )
-    print(f"latency p50 {summary['p50_ms']:.2f} ms  p95 {summary['p95_ms']:.2f} ms")
+        print(
+            f"{row['file']} ({row['queries']} queries): {figures}"
+            f"p50 {row['p50_ms']:.2f} ms  p95 {row['p95_ms']:.2f} ms"
+        )
     return 0
 
 

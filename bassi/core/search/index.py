@@ -351,11 +351,16 @@ class ToolIndex:
 
     # --- search ---------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 10, server: str | None = None) -> list[SearchHit]:
-        """The best ``limit`` tools for ``query``, best first. Never raises on any text."""
-        return self.find(query, limit=limit, server=server).hits
+    def search(
+        self, query: str, *, limit: int = 10, server: str | None = None, fused: bool = True
+    ) -> list[SearchHit]:
+        """The best ``limit`` tools for ``query``, best first. Never raises on any text.
+        ``fused=False`` ranks by words alone (for benchmarks)."""
+        return self.find(query, limit=limit, server=server, fused=fused).hits
 
-    def find(self, query: str, *, limit: int = 10, server: str | None = None) -> Found:
+    def find(
+        self, query: str, *, limit: int = 10, server: str | None = None, fused: bool = True
+    ) -> Found:
         """``search``, with what a person should know about the answer: a filter that could
         not be read, and servers still being indexed."""
         view = self._view
@@ -384,7 +389,7 @@ class ToolIndex:
             if not parsed.filter and wanted is None:
                 return Found([], indexing=indexing)
             return Found(self._listing(view, allowed, terms, limit), None, True, indexing)
-        hits = self._rank(view, parsed, allowed, terms, limit)
+        hits = self._rank(view, parsed, allowed, terms, limit, fused)
         return Found(hits, None, bool(parsed.filter), indexing)
 
     def _listing(
@@ -404,6 +409,7 @@ class ToolIndex:
         allowed: npt.NDArray[np.bool_],
         terms: tuple[str, ...],
         limit: int,
+        fused: bool,
     ) -> list[SearchHit]:
         request = query_action(parsed.text)
         concepts: list[tuple[Concept, Floats | None, bool]] = []
@@ -411,7 +417,7 @@ class ToolIndex:
             vector = self._concept_scores(view, concept)
             verb = concept.surfaces == (request.verb,) or is_verb(concept.members[0][0])
             concepts.append((concept, vector, verb))
-        meaning = self._tool_vectors(view)
+        meaning = self._tool_vectors(view) if fused else None
         cosine = None
         if meaning is not None and parsed.text.strip():
             query_vector = self._vectors.encode_query(parsed.text)
