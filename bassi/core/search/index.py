@@ -425,7 +425,7 @@ class ToolIndex:
         exact = np.zeros(len(view.tools), dtype=bool)
         for form in parsed.name_forms:
             exact[view.names.get(form, [])] = True
-        fused = fuse(
+        combined = fuse(
             concepts=concepts,
             cosine=cosine,
             action=request.action,
@@ -435,7 +435,7 @@ class ToolIndex:
             size=len(view.tools),
             known=_known_share(parsed.concepts),
         )
-        scores = np.where(allowed, fused.scores, 0.0)
+        scores = np.where(allowed, combined.scores, 0.0)
         candidates = np.flatnonzero(scores > 0)
         order_key = scores + exact  # an exact name always leads
         if len(candidates) > limit:
@@ -445,9 +445,9 @@ class ToolIndex:
             SearchHit(
                 view.tools[i],
                 float(scores[i]),
-                (*fused.matched(i), *(t for t in terms if t not in fused.matched(i))),
-                weak=fused.weak(i),
-                signals=fused.signals(i),
+                (*combined.matched(i), *(t for t in terms if t not in combined.matched(i))),
+                weak=combined.weak(i),
+                signals=combined.signals(i),
             )
             for i in ranked
         ]
