@@ -36,7 +36,6 @@ from bassi.core.policy import Verdict
 from bassi.core.registry import Registry, ServerEntry, ServerStatus, ToolNotFoundError
 from bassi.core.reveal import reveal
 from bassi.core.safe_text import clean, one_line
-from bassi.core.search.highlight import matched_spans
 from bassi.core.settings import Settings
 from bassi.core.tools import ToolInfo
 
@@ -255,6 +254,8 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
 
 def highlight(text: str, terms: Sequence[str]) -> Text:
     """``text`` (already clean) with the words a search matched in bold."""
+    from bassi.core.search.highlight import matched_spans
+
     result = Text(text)
     for start, end in matched_spans(text, terms):
         result.stylize("bold underline", start, end)

@@ -32,21 +32,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
-
-from mcp import types
+from typing import TYPE_CHECKING, Any
 
 from bassi.core import catalog_cache
-from bassi.core.connections import (
-    ElicitationHandler,
-    InProcessServer,
-    OfferError,
-    ServerConnection,
-    ServerSpec,
-    error_result,
-)
 from bassi.core.masking import display_target, identity
 from bassi.core.mcp_config import (
     ConfigProblem,
@@ -54,21 +44,34 @@ from bassi.core.mcp_config import (
     ServerConfig,
     load_mcp_config,
 )
-from bassi.core.meta_tools import SERVER_NAME as META_SERVER
-from bassi.core.oauth import OAuth, OpenUrl
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.secrets import mask_in_log
 from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
-from bassi.core.tools import Origin, ToolInfo
+from bassi.core.tools import META_SERVER, Origin, ToolInfo
 from bassi.core.trust import PendingServer, ProjectTrust, Standing
 from bassi.core.validation import SchemaChecks
+
+if TYPE_CHECKING:
+    # The MCP client is imported when a server is connected, not with the catalog:
+    # ``bassi tools`` answering from its cache never needs it (importing it costs ~1 s).
+    from mcp import types
+
+    from bassi.core.connections import (
+        ElicitationHandler,
+        ServerConnection,
+        ServerSpec,
+    )
+    from bassi.core.oauth import OAuth, OpenUrl
 
 log = logging.getLogger(__name__)
 
 _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent  # type: ignore[union-attr]
 """Where the servers bassi ships live (found without importing them)."""
+
+IN_PROCESS_TARGET = "in-process"
+"""What the catalog shows as where a server bassi ships runs."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -171,7 +174,6 @@ class Catalog:
                     self._trusted.add(name)
         self._connections: dict[str, ServerConnection] = {}
         self._started = False
-        self.oauth = OAuth(settings.config_dir)
         self.memory = ServerMemory.load(settings.state_dir)
         self.calls = CallWatch()
         self.elicitation_handler: ElicitationHandler | None = None
@@ -185,6 +187,13 @@ class Catalog:
             e.name for e in self.registry.servers() if e.status is ServerStatus.CONNECTING
         ]
         return list(dict.fromkeys([*connecting, *self.index.indexing]))
+
+    @cached_property
+    def oauth(self) -> OAuth:
+        """Sign-in tokens of HTTP servers (loaded with the MCP client, at first use)."""
+        from bassi.core.oauth import OAuth
+
+        return OAuth(self.settings.config_dir)
 
     def config_for(self, server: str) -> ServerConfig | None:
         """The ``.mcp.json`` entry of an external server (None for bassi's own)."""
@@ -248,7 +257,7 @@ class Catalog:
         if self._started:
             raise RuntimeError("the catalog was already started")
         self._started = True
-        specs = self._register_all(only, skip_known_failures=skip_known_failures)
+        names = self._register_all(only, skip_known_failures=skip_known_failures)
         if only is None:
             # Servers that left the configuration, were disabled or wait for approval leave
             # the index and its caches.
@@ -259,8 +268,8 @@ class Catalog:
                     if entry.status not in (ServerStatus.DISABLED, ServerStatus.PENDING)
                 ]
             )
-        for spec in specs:
-            self._connect(spec)
+        for name in names:
+            self._connect(self._spec(name))
 
     def start_from_cache(self, cached: Mapping[str, catalog_cache.CachedServer]) -> bool:
         """Register every server as ``start`` would, but give each server ``start`` would
@@ -273,11 +282,11 @@ class Catalog:
         if any(name not in cached or cached[name].fingerprint != f for name, f in wanted.items()):
             return False
         self._started = True
-        for spec in self._register_all(None, skip_known_failures=False):
-            entry = cached[spec.name]
-            self.registry.set_tools(spec.name, entry.tool_infos(spec.name))
+        for name in self._register_all(None, skip_known_failures=False):
+            entry = cached[name]
+            self.registry.set_tools(name, entry.tool_infos(name))
             if entry.status is not ServerStatus.CONNECTED:
-                self.registry.set_status(spec.name, entry.status, entry.error)
+                self.registry.set_status(name, entry.status, entry.error)
         self.index.sync(self.registry)
         return True
 
@@ -318,26 +327,24 @@ class Catalog:
             ),
         ]
 
-    def _register_all(
-        self, only: set[str] | None, *, skip_known_failures: bool
-    ) -> list[ServerSpec]:
-        """Put every server (or those in ``only``) in the registry; returns the ones to
-        connect."""
-        specs: list[ServerSpec] = []
+    def _register_all(self, only: set[str] | None, *, skip_known_failures: bool) -> list[str]:
+        """Put every server (or those in ``only``) in the registry; returns the names of the
+        ones to connect."""
+        names: list[str] = []
         for name in self._shipped:
             if only is not None and name not in only:
                 continue
-            self.registry.add_server(name, Origin.IN_PROCESS, target="in-process")
+            self.registry.add_server(name, Origin.IN_PROCESS, target=IN_PROCESS_TARGET)
             if name in self.memory.disabled:
                 self.registry.set_status(name, ServerStatus.DISABLED)
             else:
-                specs.append(self._spec(name))
+                names.append(name)
         for name, config in self._external.items():
-            if only is None or name in only:
-                spec = self._register(name, config, skip_known_failures=skip_known_failures)
-                if spec is not None:
-                    specs.append(spec)
-        return specs
+            if (only is None or name in only) and self._register(
+                name, config, skip_known_failures=skip_known_failures
+            ):
+                names.append(name)
+        return names
 
     def server_names(self) -> list[str]:
         """bassi's own servers, then those of ``.mcp.json``."""
@@ -346,13 +353,11 @@ class Catalog:
     def display_target(self, server: str) -> str:
         """Where the server runs, with secrets masked: safe to show and to log."""
         config = self._external.get(server)
-        return "in-process" if config is None else display_target(config)
+        return IN_PROCESS_TARGET if config is None else display_target(config)
 
-    def _register(
-        self, name: str, config: ServerConfig, *, skip_known_failures: bool
-    ) -> ServerConfig | None:
-        """Add a server of the files to the registry; returns it when it is to be started,
-        None when it is disabled, (a project server) waits for the user's approval, or (with
+    def _register(self, name: str, config: ServerConfig, *, skip_known_failures: bool) -> bool:
+        """Add a server of the files to the registry; True when it is to be started, False
+        when it is disabled, (a project server) waits for the user's approval, or (with
         ``skip_known_failures``) failed last time as it is configured now."""
         if config.disabled or name in self.memory.disabled:
             status = ServerStatus.DISABLED
@@ -368,19 +373,22 @@ class Catalog:
             status=status,
         )
         if status is not ServerStatus.CONNECTING:
-            return None
+            return False
         known = self.memory.known_failure(name, identity(config)) if skip_known_failures else None
         if known is not None:
             self.registry.set_status(name, ServerStatus.FAILED, known.error)
-            return None
-        return config
+            return False
+        return True
 
     def _spec(self, name: str) -> ServerSpec:
         factory = self._shipped.get(name)
         if factory is not None:
+            from bassi.core.connections import InProcessServer
+
             return InProcessServer(
                 name,
                 partial(factory, self.settings.project_dir),
+                display_target=IN_PROCESS_TARGET,
                 tool_timeout=self.settings.tool_timeout,
             )
         config = self._external.get(name)
@@ -427,6 +435,8 @@ class Catalog:
         ``toolTimeout``, else ``BASSI_TOOL_TIMEOUT``) gives an error result saying so, and
         one that died is marked failed. ``call_id`` (the CLI's tool-use id) files the call's
         progress and result in ``calls``."""
+        from bassi.core.connections import error_result
+
         connection = self._connections.get(server)
         if connection is None:
             if not self.approved(server):
@@ -463,6 +473,8 @@ class Catalog:
     def _live(self, server: str) -> ServerConnection:
         connection = self._connections.get(server)
         if connection is None:
+            from bassi.core.connections import OfferError
+
             raise OfferError(f"server '{server}' is not connected")
         return connection
 
@@ -513,10 +525,8 @@ class Catalog:
             mask_in_log(server.expanded)
             if not known:
                 added.append(name)
-                if self._started and (
-                    spec := self._register(name, server, skip_known_failures=False)
-                ):
-                    self._connect(spec)
+                if self._started and self._register(name, server, skip_known_failures=False):
+                    self._connect(server)
         return added
 
     async def disable(self, server: str, *, for_good: bool = False) -> None:
@@ -574,6 +584,8 @@ class Catalog:
         await self.close()
 
     def _connect(self, spec: ServerSpec) -> None:
+        from bassi.core.connections import ServerConnection
+
         connection = ServerConnection(
             spec,
             env=self.settings.env,

@@ -27,9 +27,9 @@ from bassi.core.parameters import summary
 from bassi.core.policy import AccessPolicy
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
-from bassi.core.tools import ToolInfo, qualified_name
+from bassi.core.tools import META_SERVER, ToolInfo, qualified_name
 
-SERVER_NAME = "bassi"
+SERVER_NAME = META_SERVER
 SELECT_PREFIX = "select:"
 LINE_TOKENS = 60
 """Most a search result line may cost (characters / 4)."""

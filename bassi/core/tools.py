@@ -17,6 +17,8 @@ from typing import Any
 
 QUALIFIED_PREFIX = "mcp__"
 SEPARATOR = "__"
+META_SERVER = "bassi"
+"""The name under which bassi offers its own meta-tools (tool_search, tool_load, ...)."""
 
 # Claude Code accepts server names of letters, digits, '_' and '-'. A double underscore would
 # make ``mcp__<server>__<tool>`` ambiguous to split, so bassi refuses it.

@@ -339,9 +339,9 @@ class ToolIndex:
             self._vectors.request({name: (digest, servers[name]) for name, digest in stale.items()})
             if removed or retain is not None:
                 self._vectors.forget(removed, keep_on_disk=retain)
-            self.records.write({n: servers[n] for n in stale if servers[n]}, removed)
-            if retain is not None:
-                self.records.retain(retain)
+            self.records.write(
+                {n: (d, servers[n]) for n, d in stale.items() if servers[n]}, removed, retain
+            )
             if self._segments is not None:
                 self._segments.save(analysed)
                 self._segments.forget(removed)

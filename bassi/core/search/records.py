@@ -13,8 +13,11 @@ set aside and rebuilt from the tools, never an error.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,13 +36,14 @@ from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-records-1"
+FORMAT = "bassi-records-2"
 """Bumped whenever the schema changes, so an older index on disk is rebuilt."""
 DESCRIPTION_CHARS = 600
 PARAMS_CHARS = 300
 """Whoosh analyses ~50,000 words a second in Python: past the first paragraphs (where a
 tool says what it does and what it takes) a filter gains little for the time it costs."""
 INDEX_NAME = "tools"
+DIGESTS = "servers.json"
 
 _WORDS = r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+"
 """Words, also inside identifiers (``createIssue``, ``list_pull_requests``), as
@@ -77,12 +81,14 @@ def _schema() -> fields.Schema:
         description=fields.TEXT(analyzer=prose, phrase=True),
         params=fields.TEXT(analyzer=prose, phrase=True),
         definition=fields.ID(stored=True),
+        digest=fields.STORED,
         **{hint: fields.ID() for hint in HINTS},
     )
 
 
-def _document(tool: ToolInfo) -> dict[str, Any]:
+def _document(tool: ToolInfo, digest: str) -> dict[str, Any]:
     document = {
+        "digest": digest,
         "ref": tool.ref,
         "server": tool.server,
         "name": tool.name[:200],
@@ -119,6 +125,7 @@ class ToolRecords:
         self._directory = directory
         self._index: Any = None
         self._lock = threading.Lock()
+        self._digests: dict[str, str] | None = None
         self._parser = MultifieldParser(list(TEXT_FIELDS), _schema())
 
     def _open(self) -> Any:
@@ -154,58 +161,84 @@ class ToolRecords:
         (self._directory / "FORMAT").write_text(FORMAT, encoding="utf-8")
         return created
 
-    def definitions(self) -> dict[str, set[str]]:
-        """Per server, the definition hashes of the tools it holds: what tells a writer that
-        a server's documents are already right."""
-        out: dict[str, set[str]] = {}
+    def digests(self) -> dict[str, str]:
+        """Per server, the hash of the tool definitions its documents were written from:
+        what tells a writer that a server's documents are already right. Kept beside the
+        index (``servers.json``) so a start need not read every stored document."""
+        if self._digests is None:
+            self._digests = self._read_digests()
+        return dict(self._digests)
+
+    def _read_digests(self) -> dict[str, str]:
+        self._open()
+        if self._directory is not None:
+            try:
+                stored = json.loads((self._directory / DIGESTS).read_text(encoding="utf-8"))
+                if isinstance(stored, dict):
+                    return {str(k): str(v) for k, v in stored.items()}
+            except (OSError, ValueError):
+                pass
+        out: dict[str, str] = {}
         try:
             with self._open().searcher() as searcher:
-                for stored in searcher.all_stored_fields():
-                    server = str(stored.get("ref", "")).split("/", 1)[0]
-                    out.setdefault(server, set()).add(str(stored.get("definition")))
+                for fields_ in searcher.all_stored_fields():
+                    out[str(fields_.get("ref", "")).split("/", 1)[0]] = str(fields_.get("digest"))
         except Exception as exc:
             log.warning("tool index unreadable (%s); rewriting it", exc)
         return out
 
-    def write(self, servers: Mapping[str, Sequence[ToolInfo]], removed: Iterable[str] = ()) -> None:
-        """Replace the documents of the given servers and drop those of ``removed``, in one
-        commit. A server whose documents already hold exactly these definitions is left as
-        it is (a restart with nothing changed writes nothing)."""
-        removed = list(removed)
+    def write(
+        self,
+        servers: Mapping[str, tuple[str, Sequence[ToolInfo]]],
+        removed: Iterable[str] = (),
+        retain: Iterable[str] | None = None,
+    ) -> None:
+        """Replace the documents of the given servers (name -> (definitions hash, tools))
+        and drop those of ``removed`` (and with ``retain``, of every server outside it), in
+        one commit. A server whose documents were written from the same definitions is left
+        as it is: a restart with nothing changed writes nothing."""
         with self._lock:
-            held = self.definitions() if servers else {}
-            stale = {
-                name: tools
-                for name, tools in servers.items()
-                if held.get(name, set()) != {t.definition_hash for t in tools}
-                or self._count(name) != len(tools)
-            }
-            if not stale and not any(name in held for name in removed):
+            held = self.digests()
+            gone = {name for name in removed if name in held}
+            if retain is not None:
+                keep = set(retain) | set(servers)
+                gone |= {name for name in held if name not in keep}
+            stale = {n: tools for n, (digest, tools) in servers.items() if held.get(n) != digest}
+            if not stale and not gone:
                 return
             try:
                 writer = self._open().writer(limitmb=32)
                 try:
-                    for name in [*removed, *stale]:
+                    for name in [*gone, *stale]:
                         writer.delete_by_term("server", name.lower())
-                    for tools in stale.values():
+                    for name, tools in stale.items():
+                        digest = servers[name][0]
                         for tool in tools:
-                            writer.add_document(**_document(tool))
+                            writer.add_document(**_document(tool, digest))
                 except BaseException:
                     writer.cancel()
                     raise
                 writer.commit()
             except Exception as exc:
                 log.warning("could not write the tool index (%s)", exc)
+                self._digests = None
+                return
+            for name in gone:
+                held.pop(name, None)
+            held.update({name: servers[name][0] for name in stale})
+            self._digests = held
+            self._save_digests(held)
 
-    def retain(self, servers: Iterable[str]) -> None:
-        """Drop the documents of every server not in ``servers``."""
-        keep = {s.lower() for s in servers}
-        held = self.definitions()
-        self.write({}, [s for s in held if s.lower() not in keep])
-
-    def _count(self, server: str) -> int:
-        with self._open().searcher() as searcher:
-            return int(searcher.doc_frequency("server", server.lower()))
+    def _save_digests(self, digests: dict[str, str]) -> None:
+        if self._directory is None:
+            return
+        try:
+            fd, temporary = tempfile.mkstemp(dir=self._directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(digests, f)
+            os.replace(temporary, self._directory / DIGESTS)
+        except OSError as exc:
+            log.warning("could not write %s (%s)", DIGESTS, exc)
 
     def count(self) -> int:
         """Documents held: one per tool."""
