@@ -3,6 +3,7 @@ and nothing typed into the box can break it."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,133 @@ def test_a_name_with_things_the_request_never_mentions_ranks_below_its_plainer_s
     )
     assert idx.wait_semantic(timeout=60)
     assert refs(idx.search("change the task"))[0] == "todo/update-todo-task"
+
+
+def annotated(server: str, name: str, description: str, **hints: bool) -> ToolInfo:
+    return ToolInfo(server, name, description, {"type": "object"}, annotations=hints)
+
+
+def test_whoosh_holds_one_document_per_tool_as_servers_connect_change_and_leave(
+    tmp_path: Path,
+) -> None:
+    idx = ToolIndex(tmp_path / "index")
+    for server, tools in CATALOG.items():
+        idx.submit(server, tools)
+    assert idx.wait_indexed(timeout=60)
+    assert idx.records.count() == len(idx) == sum(len(t) for t in CATALOG.values())
+    assert {h.tool.ref for h in idx.search("server:mail", limit=50)} == {
+        t.ref for t in CATALOG["mail"]
+    }
+
+    idx.submit("mail", [tool("mail", "compose-letter", "Write and post a paper letter")])
+    assert idx.wait_indexed(timeout=60)
+    assert (
+        idx.records.count() == len(idx) == len(CATALOG["github"]) + len(CATALOG["filesystem"]) + 1
+    )
+    assert refs(idx.search("name:compose*")) == ["mail/compose-letter"]
+
+    idx.submit_removal("github")
+    assert idx.wait_indexed(timeout=60)
+    assert idx.records.count() == len(idx) == len(CATALOG["filesystem"]) + 1
+    assert idx.search("server:github") == []
+    again = ToolIndex(tmp_path / "index")  # the next start reads what is on disk
+    assert again.records.count() == len(CATALOG["filesystem"]) + 1
+
+
+def test_fielded_filters_phrases_and_not(index: ToolIndex) -> None:
+    assert set(refs(index.search("name:delete*", limit=20))) == {
+        "github/delete_file",
+        "filesystem/delete_file",
+    }
+    assert refs(index.search("name:delete* file server:filesystem")) == ["filesystem/delete_file"]
+    assert refs(index.search('"pull requests"')) == ["github/list_pull_requests"]
+    not_github = refs(index.search("delete file NOT github", limit=20))
+    assert not_github[0] == "filesystem/delete_file"
+    assert "github/delete_file" not in not_github
+    assert refs(index.search("description:calendar")) == ["mail/createCalendarEvent"]
+
+
+def test_annotation_filters_read_the_servers_hints() -> None:
+    idx = ToolIndex()
+    idx.update_server(
+        "files",
+        [
+            annotated("files", "read_file", "Read a file", readOnlyHint=True),
+            annotated("files", "delete_file", "Delete a file", destructiveHint=True),
+            annotated("files", "touch_file", "Touch a file", destructiveHint=False),
+            tool("files", "mystery_file", "Does something to a file"),
+        ],
+    )
+    assert refs(idx.search("readonly:yes")) == ["files/read_file"]
+    assert refs(idx.search("file destructive:no")) == ["files/touch_file"]
+    assert set(refs(idx.search("file NOT destructive:yes"))) == {
+        "files/read_file",
+        "files/touch_file",
+        "files/mystery_file",
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ("name:", "name: needs a value"),
+        ('description:"half a phrase', "quote is not closed"),
+        ("readonly:maybe", "readonly: takes yes or no"),
+        ("sever:github", "unknown field 'sever:' (did you mean server:?)"),
+        ("server:", "server: needs a server's name"),
+    ],
+)
+def test_a_filter_that_cannot_be_read_says_why(index: ToolIndex, query: str, problem: str) -> None:
+    found = index.find(query)
+    assert found.hits == []
+    assert found.problem is not None and problem in found.problem
+
+
+def test_plain_text_with_colons_and_operators_is_just_text(index: ToolIndex) -> None:
+    assert index.find("note: send an email").problem is None
+    assert refs(index.search("note: send an email"))[0] == "mail/send-mail"
+    assert refs(index.search("((send) AND (email"))[0] == "mail/send-mail"
+
+
+def test_filter_words_are_marked_for_highlighting(index: ToolIndex) -> None:
+    from bassi.core.search.highlight import matched_spans
+
+    hit = index.search('"pull requests" open')[0]
+    assert {"pull", "request"} <= set(hit.matched_terms)
+    text = "List pull requests in a repository"
+    spans = matched_spans(text, hit.matched_terms)
+    assert [text[a:b] for a, b in spans] == ["pull", "requests"]
+
+
+def test_scores_are_comparable_weak_matches_are_labelled_and_explained(index: ToolIndex) -> None:
+    exact = index.search("create_issue")[0]
+    assert (exact.score, exact.weak) == (1.0, False)
+    assert exact.signals is not None and exact.signals.lines() == ["the query is this tool's name"]
+    good = index.search("send an email")[0]
+    assert 0.5 < good.score < 1.0 and not good.weak
+    assert good.signals is not None
+    why = good.signals.lines()
+    assert why[0] == "words: covers 100% of the request"
+    assert why[1].startswith("meaning: ") and "action: does what the request asks" in why
+    lone = index.search("banana calendar recipe")
+    assert lone and all(h.score < 1.0 for h in lone)
+    assert lone[0].weak, "one shared word is a weak match, not 1.00"
+
+
+def test_indexing_in_the_background_reports_what_is_not_searchable_yet() -> None:
+    idx = ToolIndex()
+    gate = threading.Event()
+    build = idx._apply
+
+    def slow(*args: Any, **kwargs: Any) -> list[str]:
+        assert gate.wait(timeout=60)
+        return build(*args, **kwargs)
+
+    idx._apply = slow  # type: ignore[method-assign]
+    idx.submit("mail", CATALOG["mail"])
+    found = idx.find("send an email")
+    assert found.hits == [] and found.indexing == ("mail",)
+    gate.set()
+    assert idx.wait_indexed(timeout=60)
+    found = idx.find("send an email")
+    assert found.indexing == () and refs(found.hits)[0] == "mail/send-mail"

@@ -182,3 +182,18 @@ def test_huge_and_hostile_descriptions_are_capped_before_encoding() -> None:
     index = ready(bloat=[huge, *WEATHER])
     assert time.perf_counter() - start < HANG_SECONDS
     assert refs(index, UMBRELLA)[0] == "weather/get_forecast"
+
+
+def test_the_shipped_model_matches_its_checksums_and_carries_its_licence() -> None:
+    """The model ships in the package (never downloaded): exactly the files that were
+    exported, with the licence they came under."""
+    import hashlib
+
+    models = default_encoder().model_dir
+    sums = (models / "SHA256SUMS").read_text(encoding="utf-8").split("\n")
+    listed = dict(reversed(line.split()) for line in sums if line.strip())
+    assert set(listed) == {"minilm-int8.onnx", "tokenizer.json"}
+    for name, digest in listed.items():
+        assert hashlib.sha256((models / name).read_bytes()).hexdigest() == digest, name
+    licence = (models / "LICENSE").read_text(encoding="utf-8")
+    assert "all-MiniLM-L6-v2" in licence and "Apache License" in licence

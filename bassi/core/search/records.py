@@ -36,7 +36,7 @@ from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-records-2"
+FORMAT = "bassi-records-3"
 """Bumped whenever the schema changes, so an older index on disk is rebuilt."""
 DESCRIPTION_CHARS = 600
 PARAMS_CHARS = 300
@@ -76,6 +76,7 @@ def _schema() -> fields.Schema:
     return fields.Schema(
         ref=fields.ID(stored=True, unique=True),
         server=fields.KEYWORD(lowercase=True),
+        server_words=fields.TEXT(analyzer=names, phrase=True),
         name=fields.TEXT(analyzer=names, phrase=True),
         title=fields.TEXT(analyzer=prose, phrase=True),
         description=fields.TEXT(analyzer=prose, phrase=True),
@@ -91,6 +92,7 @@ def _document(tool: ToolInfo, digest: str) -> dict[str, Any]:
         "digest": digest,
         "ref": tool.ref,
         "server": tool.server,
+        "server_words": tool.server,
         "name": tool.name[:200],
         "title": title(tool),
         "description": tool.description[:DESCRIPTION_CHARS],
@@ -126,7 +128,8 @@ class ToolRecords:
         self._index: Any = None
         self._lock = threading.Lock()
         self._digests: dict[str, str] | None = None
-        self._parser = MultifieldParser(list(TEXT_FIELDS), _schema())
+        # Unfielded words and phrases look in the server's name too: "NOT github".
+        self._parser = MultifieldParser(["server_words", *TEXT_FIELDS], _schema())
 
     def _open(self) -> Any:
         if self._index is not None:
