@@ -24,8 +24,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from corpus_server import corpus_server
 from mcp import types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server
 
 from bassi.core.exposure import estimate_tokens
 from bassi.core.runtime import Runtime
@@ -44,24 +45,6 @@ def _scripted_model_module() -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def corpus_server(name: str, tools: list[types.Tool]) -> Callable[[Path], Server[Any]]:
-    """A factory for an in-process server that announces the corpus tools; calling one
-    only says it is a benchmark stand-in (the bench never calls tools)."""
-
-    async def list_tools(
-        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
-
-    async def call_tool(
-        _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        text = f"{name}/{params.name} is a benchmark corpus definition; it does not run"
-        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
-
-    return lambda _project_dir: Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 def load_corpus(corpus: Path) -> dict[str, Callable[[Path], Server[Any]]]:

@@ -10,17 +10,15 @@ file is only ever a cache: missing, corrupt or foreign, it reads as empty.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bassi.core.registry import ServerEntry, ServerStatus
+from bassi.core.state import write_json_atomic
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -77,16 +75,7 @@ def save(state_dir: Path, servers: Mapping[str, tuple[str, ServerEntry]]) -> Non
         },
     }
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=state_dir, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(temporary, state_dir / FILE_NAME)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_json_atomic(state_dir / FILE_NAME, data)
     except OSError as exc:
         log.warning("could not write the tool catalog cache (%s)", exc)
 

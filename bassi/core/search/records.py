@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from whoosh.qparser import MultifieldParser
 
 from bassi.core.search.analysis import STOP_WORDS
 from bassi.core.search.documents import params_text, title
+from bassi.core.state import write_json_atomic
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -236,10 +235,7 @@ class ToolRecords:
         if self._directory is None:
             return
         try:
-            fd, temporary = tempfile.mkstemp(dir=self._directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(digests, f)
-            os.replace(temporary, self._directory / DIGESTS)
+            write_json_atomic(self._directory / DIGESTS, digests)
         except OSError as exc:
             log.warning("could not write %s (%s)", DIGESTS, exc)
 

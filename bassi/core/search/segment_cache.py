@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import numpy as np
 
 from bassi.core.search.documents import FIELDS
 from bassi.core.search.postings import Segment
+from bassi.core.search.vector_cache import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -61,18 +60,12 @@ class SegmentCache:
     def save(self, segments: dict[str, tuple[str, Segment]]) -> None:
         """Write each server's (digest, segment) atomically: a reader never sees half."""
         try:
-            self._directory.mkdir(parents=True, exist_ok=True)
             for server, (digest, segment) in segments.items():
-                fd, temporary = tempfile.mkstemp(dir=self._directory, suffix=".tmp")
-                try:
-                    with os.fdopen(fd, "wb") as f:
-                        arrays = {"header": np.array([FORMAT, server, digest]), **_arrays(segment)}
-                        np.savez(f, **arrays)  # type: ignore[arg-type]
-                    os.replace(temporary, self._directory / _name(server))
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.unlink(temporary)
-                    raise
+                arrays = {"header": np.array([FORMAT, server, digest]), **_arrays(segment)}
+                write_atomic(
+                    self._directory / _name(server),
+                    lambda f, arrays=arrays: np.savez(f, **arrays),  # type: ignore[misc]
+                )
         except OSError as exc:
             log.warning("could not write the tool index cache (%s)", exc)
 
