@@ -126,6 +126,7 @@ class ToolRecords:
         self._directory = directory
         self._index: Any = None
         self._lock = threading.Lock()
+        self._opening = threading.Lock()
         self._digests: dict[str, str] | None = None
         # Unfielded words and phrases look in the server's name too: "NOT github".
         self._parser = MultifieldParser(["server_words", *TEXT_FIELDS], _schema())
@@ -133,21 +134,24 @@ class ToolRecords:
     def _open(self) -> Any:
         if self._index is not None:
             return self._index
-        if self._directory is None:
-            self._index = RamStorage().create_index(_schema(), indexname=INDEX_NAME)
+        with self._opening:  # the updater and a search may both be first
+            if self._index is None:
+                self._index = self._open_or_create()
             return self._index
+
+    def _open_or_create(self) -> Any:
+        if self._directory is None:
+            return RamStorage().create_index(_schema(), indexname=INDEX_NAME)
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
             if index.exists_in(str(self._directory), INDEX_NAME) and self._format_ok():
-                self._index = FileStorage(str(self._directory)).open_index(INDEX_NAME)
-                with self._index.searcher() as probe:  # a corrupt segment fails here
+                opened = FileStorage(str(self._directory)).open_index(INDEX_NAME)
+                with opened.searcher() as probe:  # a corrupt segment fails here
                     probe.doc_count()
-            else:
-                self._index = self._create()
+                return opened
         except Exception as exc:
             log.warning("tool index at %s unusable (%s); rebuilding", self._directory, exc)
-            self._index = self._create()
-        return self._index
+        return self._create()
 
     def _format_ok(self) -> bool:
         assert self._directory is not None
