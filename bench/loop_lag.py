@@ -71,7 +71,7 @@ def _lags(values: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(project: Path, vector_window: float) -> dict[str, Any]:
+async def measure(project: Path, vector_window: float, catalog_only: bool) -> dict[str, Any]:
     from bassi.core.runtime import Runtime
     from bassi.core.settings import Settings
     from bassi.ui.app import BassiApp
@@ -79,6 +79,19 @@ async def measure(project: Path, vector_window: float) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     runtime = Runtime(Settings(project_dir=project, env=env))
     app = BassiApp(runtime)
+    if catalog_only:
+        await runtime.start()
+        try:
+            return await _sampled(runtime, vector_window)
+        finally:
+            await runtime.catalog.close()
+    async with app.run_test(headless=True, size=(120, 40)):
+        return await _sampled(runtime, vector_window)
+
+
+async def _sampled(runtime: Any, vector_window: float) -> dict[str, Any]:
+    """Sample the loop while the runtime's catalog connects and indexes, then while vectors
+    arrive."""
     phase: list[float] = []
     loop_lags: dict[str, list[float]] = {"connect_and_index": phase, "vectors": []}
     stop = asyncio.Event()
@@ -92,21 +105,20 @@ async def measure(project: Path, vector_window: float) -> dict[str, Any]:
 
     loop_lags["current"] = phase
     began = time.perf_counter()
-    async with app.run_test(headless=True, size=(120, 40)) as pilot:
-        sampler = asyncio.create_task(sample())
-        catalog = runtime.catalog
-        while not catalog.registry.servers():
-            await pilot.pause(0.01)
-        ready = await catalog.wait_ready(600)
-        connected_s = time.perf_counter() - began
-        tools = len(catalog.index)
-        loop_lags["current"] = loop_lags["vectors"]
-        deadline = time.perf_counter() + vector_window
-        while not catalog.index.semantic_ready and time.perf_counter() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.1)
-        semantic = catalog.index.semantic_ready
-        stop.set()
-        await sampler
+    sampler = asyncio.create_task(sample())
+    catalog = runtime.catalog
+    while not catalog.registry.servers():  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
+    ready = await catalog.wait_ready(600)
+    connected_s = time.perf_counter() - began
+    tools = len(catalog.index)
+    loop_lags["current"] = loop_lags["vectors"]
+    deadline = time.perf_counter() + vector_window
+    while not catalog.index.semantic_ready and time.perf_counter() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+    semantic = catalog.index.semantic_ready
+    stop.set()
+    await sampler
     return {
         "ready": ready,
         "tools": tools,
@@ -124,11 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", type=int, default=30)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--vector-window", type=float, default=30.0)
+    parser.add_argument(
+        "--catalog-only", action="store_true", help="the runtime without the Textual app"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--project", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.project:
-        print(json.dumps(asyncio.run(measure(args.project, args.vector_window))))
+        result = asyncio.run(measure(args.project, args.vector_window, args.catalog_only))
+        print(json.dumps(result))
         return 0
     results = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -137,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         for start in ("cold", "warm"):
             command = [sys.executable, __file__, "--project", str(project)]
             command += ["--vector-window", str(args.vector_window)]
+            command += ["--catalog-only"] if args.catalog_only else []
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 print(done.stderr[-3000:], file=sys.stderr)
@@ -145,10 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results))
         return 0
+    what = "catalog only" if args.catalog_only else "app"
     for r in results:
         c, v = r["connect_and_index"], r["vectors"]
         print(
-            f"{r['start']}: {r['servers']} servers, {r['tools']} tools searchable after "
+            f"{what} {r['start']}: {r['servers']} servers, {r['tools']} tools searchable after "
             f"{r['connected_and_indexed_s']:.1f} s; loop lag while connecting and indexing "
             f"max {c['max_ms']:.0f} ms / p99 {c['p99_ms']:.0f} ms / p50 {c['p50_ms']:.1f} ms; "
             f"then while vectors arrive (semantic-ready: {r['semantic_ready']}) "

@@ -1,4 +1,4 @@
-"""Analysed servers on disk, one ``.npz`` per server, so a start with nothing changed never
+"""Analysed servers on disk, one ``.seg`` file per server, so a start with nothing changed never
 re-analyses a tool (~0.2 ms of CPU per tool, ~2 s at 10,000 tools).
 
 A file holds a server's name, the hash of its tool definitions, its tool names and its
@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -25,14 +28,14 @@ from bassi.core.search.vector_cache import write_atomic
 
 log = logging.getLogger(__name__)
 
-FORMAT = "bassi-segments-1"
+FORMAT = "bassi-segments-2"
 """Bumped whenever analysis or the stored layout changes, so old files are ignored."""
 
 _ENTRY = np.dtype([("term", "<i4"), ("doc", "<i4"), ("field", "i1"), ("tf", "<u2")])
 
 
 def _name(server: str) -> str:
-    return hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".npz"
+    return hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".seg"
 
 
 class SegmentCache:
@@ -46,11 +49,15 @@ class SegmentCache:
         for server, digest in wanted.items():
             path = self._directory / _name(server)
             try:
-                with np.load(path, allow_pickle=False) as stored:
-                    header = [str(x) for x in stored["header"]]
-                    if header != [FORMAT, server, digest]:
+                with path.open("rb") as f:
+                    header = json.loads(f.readline())
+                    if [header.get("format"), header.get("server"), header.get("digest")] != [
+                        FORMAT,
+                        server,
+                        digest,
+                    ]:
                         continue
-                    out[server] = _segment_from(stored)
+                    out[server] = _segment_from(header, f.read())
             except FileNotFoundError:
                 continue
             except Exception as exc:
@@ -61,10 +68,8 @@ class SegmentCache:
         """Write each server's (digest, segment) atomically: a reader never sees half."""
         try:
             for server, (digest, segment) in segments.items():
-                arrays = {"header": np.array([FORMAT, server, digest]), **_arrays(segment)}
                 write_atomic(
-                    self._directory / _name(server),
-                    lambda f, arrays=arrays: np.savez(f, **arrays),  # type: ignore[misc]
+                    self._directory / _name(server), partial(_write, server, digest, segment)
                 )
         except OSError as exc:
             log.warning("could not write the tool index cache (%s)", exc)
@@ -78,31 +83,39 @@ class SegmentCache:
         """Drop the files of every server not in ``servers``."""
         keep = {_name(s) for s in servers}
         with contextlib.suppress(OSError):
-            for path in self._directory.glob("*.npz"):
+            for path in self._directory.glob("*.seg"):
                 if path.name not in keep:
                     path.unlink(missing_ok=True)
 
 
-def _arrays(segment: Segment) -> dict[str, np.ndarray]:
+def _write(server: str, digest: str, segment: Segment, f: BinaryIO) -> None:
+    """One JSON line (what the arrays are), then the entries and lengths as raw bytes:
+    read back with two ``frombuffer`` calls, ~20 times faster than an ``.npz``."""
     entries = np.empty(len(segment.term), dtype=_ENTRY)
     entries["term"] = segment.term
     entries["doc"] = segment.doc
     entries["field"] = segment.field
     entries["tf"] = np.minimum(segment.tf, 65535)
-    return {
-        "tools": np.array(segment.tools, dtype=str),
-        "vocabulary": np.array(segment.vocabulary, dtype=str),
-        "entries": entries,
-        "lengths": segment.lengths.astype("<f4"),
+    header = {
+        "format": FORMAT,
+        "server": server,
+        "digest": digest,
+        "tools": list(segment.tools),
+        "vocabulary": list(segment.vocabulary),
+        "entries": len(entries),
     }
+    f.write(json.dumps(header).encode("utf-8", "surrogatepass") + b"\n")
+    f.write(entries.tobytes())
+    f.write(segment.lengths.astype("<f4").tobytes())
 
 
-def _segment_from(stored: np.lib.npyio.NpzFile) -> Segment:
-    tools = tuple(str(t) for t in stored["tools"])
-    vocabulary = tuple(str(t) for t in stored["vocabulary"])
-    entries = stored["entries"]
-    lengths = stored["lengths"].reshape(len(tools), len(FIELDS))
-    if entries.dtype != _ENTRY or (
+def _segment_from(header: dict[str, Any], body: bytes) -> Segment:
+    tools = tuple(str(t) for t in header["tools"])
+    vocabulary = tuple(str(t) for t in header["vocabulary"])
+    size = int(header["entries"]) * _ENTRY.itemsize
+    entries = np.frombuffer(body[:size], dtype=_ENTRY)
+    lengths = np.frombuffer(body[size:], dtype="<f4").reshape(len(tools), len(FIELDS))
+    if len(entries) != int(header["entries"]) or (
         len(entries)
         and (
             int(entries["term"].max()) >= len(vocabulary) or int(entries["doc"].max()) >= len(tools)
