@@ -213,7 +213,10 @@ class ToolRecords:
             if not stale and not gone:
                 return
             try:
-                writer = self._open().writer(limitmb=32)
+                # Whoosh sorts each pool of postings in one C call that holds the GIL: 1 MB pools
+                # keep every stall of the event loop short (measured at 3,000 tools: the
+                # longest pause of another thread 1.7 s with 32 MB, 0.25 s with 1 MB, same time).
+                writer = self._open().writer(limitmb=1)
                 try:
                     for name in [*gone, *stale]:
                         writer.delete_by_term("server", name.lower())
