@@ -49,8 +49,8 @@ def test_startup_catalog(snap_compare: SnapCompare, make_app: AppFactory) -> Non
 
 
 def test_search_results_table(snap_compare: SnapCompare) -> None:
-    """Fixed hits: the look of the table (columns, fitted descriptions, highlighted terms)
-    must not change when the search engine's scores are tuned."""
+    """Fixed hits: the look of the table (columns, fitted descriptions, highlighted terms,
+    0-1 scores, the weak label) must not change when the search engine's scores are tuned."""
     tools = [
         ToolInfo("mail", "list_mail_messages", "List mail messages in a folder, newest first."),
         ToolInfo("mail", "send_mail", "Send an email message to one or more recipients."),
@@ -58,7 +58,11 @@ def test_search_results_table(snap_compare: SnapCompare) -> None:
         ToolInfo("notes", "add_note", "Add a note to the note book."),
     ]
     terms = ("mail", "messages")
-    hits = [SearchHit(tool, 9.5 - 2 * i, terms) for i, tool in enumerate(tools)]
+    scores = (0.92, 0.71, 0.45, 0.21)
+    hits = [
+        SearchHit(tool, score, terms, weak=score < 0.4)
+        for tool, score in zip(tools, scores, strict=True)
+    ]
     app = WidgetHost(
         lambda: Notice(Content("Tools matching 'mail messages'")),
         lambda: SearchResults(hits),

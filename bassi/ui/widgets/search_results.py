@@ -34,7 +34,7 @@ def highlight(text: str, terms: Iterable[str]) -> Text:
 
 def score_text(hit: SearchHit) -> Text:
     """The 0-1 score, and "weak" when the match is not to be trusted."""
-    text = Text(f"{hit.score:.2f}")
+    text = Text(f"{hit.score:.2f}", justify="right")
     if hit.weak:
         text.append(" weak", style="italic")
     return text
