@@ -48,7 +48,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_specifications
 import referencing
@@ -59,12 +59,15 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import extend, validator_for
-from mcp import types
 
 from bassi.core.parameters import summary, type_of
-from bassi.core.refusals import refused_result
 from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo
+
+if TYPE_CHECKING:
+    # The MCP library loads only when a call is refused: the catalog (and so ``bassi tools``
+    # answering from its cache) imports this module and never needs it (~1 s to import).
+    from mcp import types
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +185,8 @@ class SchemaChecks:
         found = self._violations(tool, await self.ready(tool), arguments)
         if not found:
             return None
+        from bassi.core.refusals import refused_result
+
         return refused_result(refusal_message(tool, found), short_reason(found))
 
     def _violations(
