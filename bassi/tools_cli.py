@@ -131,6 +131,8 @@ def _answer(
         return _list(catalog, args.json, out, cached=cached)
     if args.tools_command == "search":
         return _search(catalog, args, out, err)
+    from bassi.core.policy import AccessPolicy
+
     policy = AccessPolicy.load(catalog.registry, settings, catalog.trust)
     return _show(policy, catalog.schemas, args.name, args.json, out, err)
 
