@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bassi.core.json_store import write_atomic
 from bassi.core.registry import ServerEntry, ServerStatus
-from bassi.core.state import write_json_atomic
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ def save(state_dir: Path, servers: Mapping[str, tuple[str, ServerEntry]]) -> Non
         },
     }
     try:
-        write_json_atomic(state_dir / FILE_NAME, data)
+        write_atomic(state_dir / FILE_NAME, data)
     except OSError as exc:
         log.warning("could not write the tool catalog cache (%s)", exc)
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted in a file bassi reads. Its own files and
@@ -437,13 +437,20 @@ def _why_not_written(path: Path, exc: OSError) -> str:
 
 
 def write_atomic(path: Path, data: Any) -> None:
-    """Write to a temporary file and rename it over ``path``: a crash mid-write never leaves
-    half a file. The file is created ``0600`` (``mkstemp``), and the rename keeps that."""
+    """Write JSON to a temporary file and rename it over ``path``: a crash mid-write never
+    leaves half a file. The file is created ``0600`` (``mkstemp``), and the rename keeps that."""
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    write_file_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def write_file_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """``write`` fills a temporary file beside ``path``, which is then renamed over it, so a
+    reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, ensure_ascii=False)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

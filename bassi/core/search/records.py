@@ -28,9 +28,9 @@ from whoosh.filedb.filestore import FileStorage, RamStorage
 from whoosh.lang.porter2 import stem
 from whoosh.qparser import MultifieldParser
 
+from bassi.core.json_store import write_atomic
 from bassi.core.search.analysis import STOP_WORDS
 from bassi.core.search.documents import params_text, title
-from bassi.core.state import write_json_atomic
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class ToolRecords:
         if self._directory is None:
             return
         try:
-            write_json_atomic(self._directory / DIGESTS, digests)
+            write_atomic(self._directory / DIGESTS, digests)
         except OSError as exc:
             log.warning("could not write %s (%s)", DIGESTS, exc)
 

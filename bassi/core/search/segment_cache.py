@@ -22,9 +22,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from bassi.core.json_store import write_file_atomic
 from bassi.core.search.documents import FIELDS
 from bassi.core.search.postings import Segment
-from bassi.core.search.vector_cache import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class SegmentCache:
         """Write each server's (digest, segment) atomically: a reader never sees half."""
         try:
             for server, (digest, segment) in segments.items():
-                write_atomic(
+                write_file_atomic(
                     self._directory / _name(server), partial(_write, server, digest, segment)
                 )
         except OSError as exc:

@@ -13,18 +13,15 @@ as absent and the vectors are computed again, never an error.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
-import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from bassi.core.json_store import write_file_atomic
 from bassi.core.search.encoder import DIMENSIONS
 
 log = logging.getLogger(__name__)
@@ -33,20 +30,6 @@ FORMAT = "minilm-int8-1/tool-text-4"
 """Bumped whenever the model or what a tool's text is made of changes."""
 
 HalfVectors = npt.NDArray[np.float16]
-
-
-def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write a file through a temporary one beside it, so a reader never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def _hash(*parts: str) -> str:
@@ -85,7 +68,7 @@ class VectorCache:
         vectors."""
         path = self._path(server, digest)
         try:
-            write_atomic(path, lambda f: np.save(f, vectors, allow_pickle=False))
+            write_file_atomic(path, lambda f: np.save(f, vectors, allow_pickle=False))
             for old in self._directory.glob(f"{_hash(server)}-*.npy"):
                 if old != path:
                     old.unlink(missing_ok=True)
