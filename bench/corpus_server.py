@@ -1,13 +1,16 @@
 """Benchmark stand-ins for real servers: a factory for a server that announces given tool
 definitions (``context_cost.py`` runs them in process), and, run as a script, such a server
 over stdio for benchmarks that start real processes: ``python bench/corpus_server.py
-TOOLS.json`` (a JSON list of tool definitions)."""
+TOOLS.json`` (a JSON list of tool definitions), and the environment and approval such a
+benchmark project needs."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,26 @@ def corpus_server(name: str, tools: list[types.Tool]) -> Callable[[Path], Server
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
     return lambda _project_dir: Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def bench_env(scratch: Path) -> dict[str, str]:
+    """This environment without an API key, with bassi's user directory (where project
+    approvals are kept) inside ``scratch``, so a benchmark never touches the real one."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["BASSI_CONFIG_DIR"] = str(scratch / "bassi-config")
+    return env
+
+
+def approve_project(project: Path, env: Mapping[str, str]) -> None:
+    """Approve the project's servers as a person would once (``bassi mcp approve --all``):
+    a project's own ``.mcp.json`` starts nothing until then."""
+    subprocess.run(
+        [sys.executable, "-m", "bassi", "mcp", "approve", "--all"],
+        cwd=project,
+        env=dict(env),
+        capture_output=True,
+        check=True,
+    )
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from corpus_server import approve_project, bench_env
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "bench" / "corpus"
 SAMPLE_S = 0.005
@@ -76,8 +78,7 @@ async def measure(project: Path, vector_window: float, catalog_only: bool) -> di
     from bassi.core.settings import Settings
     from bassi.ui.app import BassiApp
 
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    runtime = Runtime(Settings(project_dir=project, env=env))
+    runtime = Runtime(Settings(project_dir=project, env=dict(os.environ)))  # see bench_env
     app = BassiApp(runtime)
     if catalog_only:
         await runtime.start()
@@ -148,13 +149,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = []
     with tempfile.TemporaryDirectory() as scratch:
-        project = Path(scratch)
+        project = Path(scratch) / "project"
+        project.mkdir()
+        env = bench_env(Path(scratch))
         write_project(project, args.corpus, args.servers, args.tools)
+        approve_project(project, env)
         for start in ("cold", "warm"):
             command = [sys.executable, __file__, "--project", str(project)]
             command += ["--vector-window", str(args.vector_window)]
             command += ["--catalog-only"] if args.catalog_only else []
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:
                 print(done.stderr[-3000:], file=sys.stderr)
                 return done.returncode

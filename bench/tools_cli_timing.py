@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+
+from corpus_server import approve_project, bench_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "bench" / "corpus"
@@ -39,16 +41,15 @@ def write_project(project: Path, corpus: Path) -> int:
     return len(servers)
 
 
-def timed(project: Path, *args: str) -> tuple[float, float]:
+def timed(project: Path, env: Mapping[str, str], *args: str) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system) of one ``bassi tools`` run. On a busy
     shared machine the wall time mostly measures the neighbours; the CPU time does not."""
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "bassi", "tools", *args],
         cwd=project,
-        env=env,
+        env=dict(env),
         capture_output=True,
         text=True,
         check=False,
@@ -69,11 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        project = Path(scratch)
+        project = Path(scratch) / "project"
+        project.mkdir()
+        env = bench_env(Path(scratch))
         servers = write_project(project, args.corpus)
-        first = timed(project, "search", args.query)
-        warm = [timed(project, "search", args.query) for _ in range(args.runs)]
-        refresh = [timed(project, "search", args.query, "--refresh") for _ in range(2)]
+        approve_project(project, env)
+        first = timed(project, env, "search", args.query)
+        warm = [timed(project, env, "search", args.query) for _ in range(args.runs)]
+        refresh = [timed(project, env, "search", args.query, "--refresh") for _ in range(2)]
     result = {
         "servers": servers,
         "first_s": round(first[0], 2),
