@@ -638,15 +638,16 @@ class Catalog:
         self._check_schemas(name, tools)
 
     def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
-        """Compile the schemas in the background; the registry hears of invalid ones as
-        soon as they are known (from an earlier connection at once, else when compiled)."""
+        """Compile the schemas in the background; the registry hears of invalid ones when
+        the thread is done with the server. Even looking up schemas compiled before needs
+        each definition's hash, which for hundreds of large schemas is too long to spend on
+        the event loop: the thread computes them too."""
         loop = asyncio.get_running_loop()
 
         def compiled() -> None:
             with contextlib.suppress(RuntimeError):  # the app closed its loop meanwhile
                 loop.call_soon_threadsafe(self._note_schema_problems, server)
 
-        self._note_schema_problems(server)
         self.schemas.compile_soon(tools, compiled)
 
     def _note_schema_problems(self, server: str) -> None:
