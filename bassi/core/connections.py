@@ -863,7 +863,10 @@ def error_result(message: str) -> types.CallToolResult:
 class _WatchedStreams:
     """The session's streams, passed through unchanged except that the end of the read
     stream is reported (the session has no hook of its own for "the server went away") and
-    answers to ``tools/list`` are sanitized before the session validates them."""
+    answers to ``tools/list`` are sanitized before the session validates them. Sanitizing
+    validates every tool on its own: that runs in a worker thread, a tool at a time, because
+    thirty servers answering with hundreds of tools each would hold the event loop for
+    seconds."""
 
     def __init__(
         self,
@@ -882,7 +885,7 @@ class _WatchedStreams:
         if isinstance(inner, types.JSONRPCRequest) and inner.method == "tools/list":
             self._listing.add(inner.id)
 
-    def _filter(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+    async def _filter(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if not isinstance(item, SessionMessage):
             return item
         inner = item.message
@@ -893,7 +896,7 @@ class _WatchedStreams:
         self._listing.discard(inner.id)
         if isinstance(inner, types.JSONRPCError):
             return item
-        result = self._sanitize(inner.result)
+        result = await anyio.to_thread.run_sync(self._sanitize, inner.result)
         return SessionMessage(inner.model_copy(update={"result": result}), metadata=item.metadata)
 
 
@@ -930,7 +933,7 @@ class _WatchedRead(_Closing[ReadStream[SessionMessage | Exception]]):
         self,
         inner: ReadStream[SessionMessage | Exception],
         on_end: Callable[[], None],
-        transform: Callable[[SessionMessage | Exception], SessionMessage | Exception],
+        transform: Callable[[SessionMessage | Exception], Awaitable[SessionMessage | Exception]],
     ) -> None:
         self._inner = inner
         self._on_end = on_end
@@ -938,7 +941,7 @@ class _WatchedRead(_Closing[ReadStream[SessionMessage | Exception]]):
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return self._transform(await self._inner.receive())
+            return await self._transform(await self._inner.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise

@@ -33,9 +33,17 @@ KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL for its process group."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A longer line is dropped: a server streaming without newlines must not eat all memory."""
+PARSE_OFF_LOOP_BYTES = 64 * 1024
+"""A longer message (a ``tools/list`` answer with hundreds of tools) is parsed in a worker
+thread: parsing it holds the event loop for tens of milliseconds, and many servers answer
+at once when bassi starts."""
 _STDERR_TAIL_BYTES = 16 * 1024
 _NOISE_LINES = 3
 _NOISE_CHARS = 200
+
+
+def _parse(line: bytes) -> types.JSONRPCMessage:
+    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
 
 
 class ServerProcess:
@@ -135,7 +143,10 @@ async def open_stdio_server(
         if not line.strip():
             return
         try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if len(line) > PARSE_OFF_LOOP_BYTES:
+                message = await anyio.to_thread.run_sync(_parse, line)
+            else:
+                message = _parse(line)
         except ValidationError:
             handle._add_noise(line)
             return
