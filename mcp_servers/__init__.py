@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 def _factory(module: str) -> Callable[[Path], Server[Any]]:
     """``mcp_servers.<module>.create_server``, imported when first called: naming the
-    shipped servers (``bassi tools`` answering from its cache) must not load them and the
-    MCP server library."""
+    shipped servers (bassi's first screen, ``bassi tools`` answering from its cache) must
+    not load them and the MCP server library."""
 
     def create(project_dir: Path) -> Server[Any]:
         server: Server[Any] = importlib.import_module(f"mcp_servers.{module}").create_server(

@@ -16,6 +16,7 @@ Typical end-to-end test::
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -190,6 +191,20 @@ def project_dir(tmp_path: Path) -> Path:
 def agent_settings(agent_env: Mapping[str, str], project_dir: Path) -> Settings:
     """Settings for an ``AgentSession`` that talks to ``scripted_model``."""
     return Settings(project_dir=project_dir, model=TEST_MODEL, env=dict(agent_env))
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """For tests that route logging to a file: the root logger as it was, afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        handler.close()
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
 
 
 # ---------------------------------------------------------------------------------------------

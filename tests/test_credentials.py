@@ -11,6 +11,7 @@ from bassi.core.credentials import (
     claude_config_dir,
     credential_source,
     missing_credentials_error,
+    rejected_credentials_error,
 )
 
 
@@ -72,5 +73,14 @@ def test_the_missing_credentials_error_says_how_to_fix_it() -> None:
     error = missing_credentials_error()
     assert error.kind == "credentials"
     assert "export ANTHROPIC_API_KEY=sk-ant-" in error.hint
-    cli = error.hint.split("Or sign in with your Claude account: ")[1].removesuffix(" auth login")
-    assert Path(cli).is_file(), "the hint names the CLI bundled with the SDK"
+    assert "/login" in error.hint  # fixable without restarting
+    assert "site-packages" not in error.hint and "_bundled" not in error.hint  # no paths
+
+
+def test_a_rejected_key_says_what_to_set_in_bassis_words() -> None:
+    error = rejected_credentials_error("ANTHROPIC_API_KEY", 401)
+    assert error.kind == "auth"
+    assert error.message.startswith(
+        "ANTHROPIC_API_KEY was rejected by the Anthropic API (HTTP 401)"
+    )
+    assert "/login" in error.hint and "export ANTHROPIC_API_KEY=" in error.hint

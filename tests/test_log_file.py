@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,6 @@ from bassi.core.catalog import Catalog
 from bassi.core.log_file import log_to_file
 from bassi.core.settings import Settings
 from tests.discovery_fixtures import write_config
-
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        handler.close()
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
 
 
 @pytest.mark.usefixtures("restore_logging")

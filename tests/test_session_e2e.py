@@ -34,7 +34,9 @@ from bassi.core.session import AgentSession, recent_sessions
 from bassi.core.settings import Settings
 from tests.conftest import HANG_SECONDS, TEST_MODEL, descendant_pids, make_agent_env
 from tests.scripted_model import (
+    Reply,
     ScriptedModel,
+    Text,
     overloaded,
     overloaded_mid_stream,
     rate_limited,
@@ -236,6 +238,29 @@ async def test_rejected_key_is_a_clear_auth_error(
     assert len(scripted_model.turn_requests) == 1
 
 
+async def test_a_rejected_key_is_reported_at_the_first_retry_not_after_ten(
+    scripted_model: ScriptedModel, agent_settings: Settings, tmp_path: Path
+) -> None:
+    """The CLI retries a 401 ten times over about three minutes; bassi stops it at the first
+    retry and says what to do. Retries stay on for everything else (the env keeps the
+    CLI's default of ten)."""
+    env = make_agent_env(tmp_path / "home", scripted_model.base_url)
+    del env["CLAUDE_CODE_MAX_RETRIES"]
+    scripted_model.script(*[unauthorized()] * 11, text("Fine now."))
+    session = AgentSession(replace(agent_settings, env=env))
+    try:
+        events = await asyncio.wait_for(turn(session, "hello"), 60)
+        assert len(scripted_model.turn_requests) <= 2  # not eleven
+        (error,) = events
+        assert isinstance(error, AgentError) and error.kind == "auth"
+        assert error.message.startswith("ANTHROPIC_API_KEY was rejected by the Anthropic API")
+        assert "(HTTP 401)" in error.message
+        assert "/login" in error.hint
+        assert "retry" not in error.message.lower()
+    finally:
+        await session.close()
+
+
 async def test_api_failures_are_clear_errors_and_the_session_stays_usable(
     scripted_model: ScriptedModel, session: AgentSession
 ) -> None:
@@ -324,6 +349,25 @@ async def test_interrupt_during_a_slow_stream_ends_the_turn_promptly(
     after = await turn(session, "something else")
     assert reply_text(after) == "Fresh start."
     assert "[Request interrupted by user]" in scripted_model.turn_requests[1].last_user_text()
+
+
+async def test_an_interrupted_reply_still_counts_its_tokens(
+    scripted_model: ScriptedModel, session: AgentSession
+) -> None:
+    """The CLI's result for an interrupted turn reports no tokens, only a cost; the tokens
+    that streamed are counted, so the status bar never shows "0 tokens · $0.0021"."""
+    scripted_model.script(
+        Reply((Text("word " * 40, 40),), delay=0.25, input_tokens=321, cache_read_input_tokens=7)
+    )
+    events: list[AgentEvent] = []
+    async for event in session.send("a long one"):
+        events.append(event)
+        if len(events) == 2:
+            await session.interrupt()
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.interrupted
+    assert finished.cost_usd > 0
+    assert (finished.input_tokens, finished.cache_read_tokens) == (321, 7)
 
 
 async def test_an_abandoned_turn_does_not_leak_into_the_next(

@@ -1,12 +1,14 @@
 """The catalog: every server bassi knows, connected once, with one registry and one index.
 
-This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` share. Starting
-it registers every server at once (so the UI can show them all while they connect) and
-connects them concurrently in the background; a slow or broken server delays only itself.
-The registry and the search index follow each server as it connects, fails, is reconnected,
-disabled or enabled, and whenever it announces that its tools, prompts or resources changed
-(the index does its work in a thread of its own, so a connecting server never stalls the
-event loop); each connected server's tool schemas are compiled in the background for
+This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` share. Every
+server is registered before it starts connecting (the app registers them as it is made, so its
+first screen shows them all), and connected concurrently in the background; a slow or broken
+server delays only itself. Making and registering a catalog imports neither ``mcp`` nor the
+search engine: ``start`` imports them in a thread, so the first screen is drawn without
+waiting for them. The registry and the search index follow each server as it connects, fails,
+is reconnected, disabled or enabled, and whenever it announces that its tools, prompts or
+resources changed (the index does its work in a thread of its own, so a connecting server never
+stalls the event loop); each connected server's tool schemas are compiled in the background for
 checking calls (see ``bassi.core.validation``), the invalid ones noted in the registry.
 
 It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
@@ -30,7 +32,7 @@ import importlib.util
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -44,8 +46,8 @@ from bassi.core.mcp_config import (
     ServerConfig,
     load_mcp_config,
 )
+from bassi.core.offers import OfferError
 from bassi.core.registry import Registry, ServerStatus
-from bassi.core.search import ToolIndex
 from bassi.core.secrets import mask_in_log
 from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
@@ -54,8 +56,9 @@ from bassi.core.trust import PendingServer, ProjectTrust, Standing
 from bassi.core.validation import SchemaChecks
 
 if TYPE_CHECKING:
-    # The MCP client is imported when a server is connected, not with the catalog:
-    # ``bassi tools`` answering from its cache never needs it (importing it costs ~1 s).
+    # The MCP client and the search engine are imported when servers are connected, not
+    # with the catalog: ``bassi tools`` answering from its cache never needs the client
+    # (importing it costs ~1 s), and the app's first screen needs neither.
     from mcp import types
 
     from bassi.core.connections import (
@@ -64,6 +67,7 @@ if TYPE_CHECKING:
         ServerSpec,
     )
     from bassi.core.oauth import OAuth, OpenUrl
+    from bassi.core.search import ToolIndex
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,9 @@ _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent
 
 IN_PROCESS_TARGET = "in-process"
 """What the catalog shows as where a server bassi ships runs."""
+
+CONNECTING_MODULES = ("bassi.core.connections", "bassi.core.search")
+"""What connecting needs (``mcp``, the index), imported in a thread by ``start``."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -142,7 +149,7 @@ class Catalog:
             shipped = SHIPPED_SERVERS
         self.settings = settings
         self.registry = Registry()
-        self.index = index if index is not None else ToolIndex(settings.state_dir / "index")
+        self._index = index
         self.schemas = SchemaChecks()
         self.trust = trust if trust is not None else ProjectTrust.load(settings)
         user_file = settings.config_dir / USER_SERVERS_FILE
@@ -179,6 +186,20 @@ class Catalog:
         self.elicitation_handler: ElicitationHandler | None = None
         """Installed by whoever can ask the person (the app); without one, servers that ask
         for input are told no."""
+        self._to_connect: list[str] | None = None
+        """The servers ``register`` found startable; None until it ran."""
+        self._registered_all = False
+        self._connecting = asyncio.Event()
+        """Set once ``start`` has begun every connection."""
+
+    @property
+    def index(self) -> ToolIndex:
+        """The search index, made on first use (it imports the search engine)."""
+        if self._index is None:
+            from bassi.core.search import ToolIndex
+
+            self._index = ToolIndex(self.settings.state_dir / "index")
+        return self._index
 
     def waiting(self) -> list[str]:
         """Servers whose tools a search cannot see yet: still connecting, or connected and
@@ -247,18 +268,30 @@ class Catalog:
                 self._connect(config)
         return approved
 
+    def register(self, *, skip_known_failures: bool = False, only: set[str] | None = None) -> None:
+        """Put every server (or those in ``only``) in the registry, connecting none, so they
+        can be shown at once; ``start`` connects them (and registers first if this did not
+        run). With ``skip_known_failures`` a server whose last start failed with the same
+        command or URL is shown as failed with that reason, and not started (``bassi mcp
+        list``)."""
+        if self._to_connect is not None:
+            raise RuntimeError("the catalog's servers were already registered")
+        self._to_connect = self._register_all(only, skip_known_failures=skip_known_failures)
+        self._registered_all = only is None
+
     async def start(
         self, *, skip_known_failures: bool = False, only: set[str] | None = None
     ) -> None:
-        """Register every server (or those in ``only``) and start connecting them; returns
-        without waiting. With ``skip_known_failures`` a server whose last start failed with
-        the same command or URL is shown as failed with that reason, and not started
-        (``bassi mcp list``)."""
+        """Register the servers as ``register`` does, unless that already ran, and start
+        connecting them; returns without waiting for them."""
         if self._started:
             raise RuntimeError("the catalog was already started")
         self._started = True
-        names = self._register_all(only, skip_known_failures=skip_known_failures)
-        if only is None:
+        if self._to_connect is None:
+            self.register(skip_known_failures=skip_known_failures, only=only)
+        names = self._to_connect or []
+        await asyncio.to_thread(import_modules, CONNECTING_MODULES)
+        if self._registered_all:
             # Servers that left the configuration, were disabled or wait for approval leave
             # the index and its caches.
             self.index.submit_retain(
@@ -270,6 +303,7 @@ class Catalog:
             )
         for name in names:
             self._connect(self._spec(name))
+        self._connecting.set()
 
     def start_from_cache(self, cached: Mapping[str, catalog_cache.CachedServer]) -> bool:
         """Register every server as ``start`` would, but give each server ``start`` would
@@ -404,10 +438,20 @@ class Catalog:
         self,
         timeout: float | None = None,  # noqa: ASYNC109 (an upper bound, not a request timeout)
     ) -> bool:
-        """Until every server's current connection attempt is connected or failed and the
-        tools it listed are searchable, or ``timeout`` seconds passed. True when all attempts
-        finished. Each server's own timeout already bounds its attempt."""
-        began = time.monotonic()
+        """Until every server's current connection attempt is connected or failed, or
+        ``timeout`` seconds passed. True when all attempts finished. Each server's own
+        timeout already bounds its attempt. A catalog about to start (the app starts it
+        once its first screen is drawn, and ``start`` loads ``mcp`` first) is waited for,
+        within ``timeout``; without one, only a catalog that was started."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        if self._started or timeout is not None:
+            try:
+                await asyncio.wait_for(self._connecting.wait(), timeout)
+            except TimeoutError:
+                return False
+        if timeout is not None:
+            timeout = max(0.0, timeout - (loop.time() - began))
         attempts = [c.wait_attempt() for c in self._connections.values()]
         if attempts:
             _done, pending = await asyncio.wait(
@@ -473,8 +517,6 @@ class Catalog:
     def _live(self, server: str) -> ServerConnection:
         connection = self._connections.get(server)
         if connection is None:
-            from bassi.core.connections import OfferError
-
             raise OfferError(f"server '{server}' is not connected")
         return connection
 
@@ -658,3 +700,9 @@ class Catalog:
             if (compiled := self.schemas.known(tool)) is not None and compiled.problem
         }
         self.registry.set_schema_problems(server, problems)
+
+
+def import_modules(modules: Sequence[str]) -> None:
+    """Import ``modules`` (in a worker thread: the event loop keeps drawing meanwhile)."""
+    for module in modules:
+        importlib.import_module(module)

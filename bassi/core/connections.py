@@ -55,7 +55,7 @@ from pydantic import ValidationError
 
 from bassi import __version__
 from bassi.core.mcp_config import DEFAULT_TIMEOUT, HttpServerConfig, StdioServerConfig
-from bassi.core.offers import PromptInfo, ResourceInfo, ResourceTemplateInfo
+from bassi.core.offers import OfferError, PromptInfo, ResourceInfo, ResourceTemplateInfo
 from bassi.core.package_runner import (
     PackageRun,
     is_installed,
@@ -122,10 +122,6 @@ AuthFactory = Callable[[HttpServerConfig], httpx2.Auth | None]
 
 class SignInRequired(Exception):
     """The server wants a signed-in user and the stored sign-in (if any) is not enough."""
-
-
-class OfferError(Exception):
-    """A prompt or resource could not be fetched; the message is for the person."""
 
 
 class _ConnectError(Exception):
@@ -581,7 +577,13 @@ class ServerConnection:
             # The agent's credentials stay out unless the entry's own "env" names them.
             env = {**without_agent_credentials(self._env), **spec.env}
             read, write, self._process = await stack.enter_async_context(
-                open_stdio_server(spec.command, spec.args, env=env, cwd=cwd)
+                open_stdio_server(
+                    spec.command,
+                    spec.args,
+                    env=env,
+                    cwd=cwd,
+                    log=logging.getLogger(f"bassi.server.{self.name}"),
+                )
             )
             return read, write
         auth = self._auth(spec) if self._auth is not None else None
@@ -711,10 +713,14 @@ class ServerConnection:
     def _set(self, status: ServerStatus, error: str | None, detail: str | None = None) -> None:
         """``error`` and ``detail`` are shown and logged: a stderr tail or a URL in them may
         repeat what the configuration took from the environment, so that is masked here,
-        once for all."""
+        once for all. A change of status or error goes to the log."""
         mask = self.spec.expanded.mask
-        self.status = status
-        self.error = None if error is None else mask(error)
+        error = None if error is None else mask(error)
+        if (status, error) != (self.status, self.error):
+            level = logging.WARNING if status is ServerStatus.FAILED else logging.INFO
+            reason = f": {error}" if error else ""
+            logger.log(level, "server %s is %s%s", self.name, status.value, reason)
+        self.status, self.error = status, error
         self.detail = None if detail is None else mask(detail)
         if not status.starting and status is not ServerStatus.CONNECTED:
             self._disconnected.set()

@@ -14,8 +14,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import claude_agent_sdk
-
 from bassi.core.events import AgentError
 from bassi.core.json_store import loads, read_text
 
@@ -50,16 +48,31 @@ def credential_source(env: Mapping[str, str]) -> str | None:
     return None
 
 
+KEYS_PAGE = "https://console.anthropic.com/settings/keys"
+HOW_TO_SET_A_KEY = (
+    "Type /login to paste an API key for this session, or set one before starting bassi: "
+    f"export ANTHROPIC_API_KEY=sk-ant-... (keys are at {KEYS_PAGE})."
+)
+
+
 def missing_credentials_error() -> AgentError:
     """What the first chat message answers when :func:`credential_source` found nothing."""
     return AgentError(
         kind="credentials",
         message="No Anthropic credentials found: bassi needs an API key or a Claude login to chat.",
-        hint=(
-            "Set an API key (from https://console.anthropic.com/settings/keys) and restart "
-            "bassi: export ANTHROPIC_API_KEY=sk-ant-...\n"
-            f"Or sign in with your Claude account: {_bundled_cli()} auth login"
-        ),
+        hint=HOW_TO_SET_A_KEY
+        + "\nA Claude account works too: sign in once with Claude Code (claude auth login).",
+    )
+
+
+def rejected_credentials_error(credentials: str, status: int | None) -> AgentError:
+    """The API refused the credentials (HTTP 401/403): no retry can fix that."""
+    code = f" (HTTP {status})" if status else ""
+    return AgentError(
+        kind="auth",
+        message=f"{credentials} was rejected by the Anthropic API{code}: it is wrong, revoked "
+        "or has no access.",
+        hint=HOW_TO_SET_A_KEY,
     )
 
 
@@ -88,8 +101,3 @@ def _has_keychain_login(env: Mapping[str, str]) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and bool(data.get("oauthAccount"))
-
-
-def _bundled_cli() -> str:
-    """The Claude Code CLI that ships inside the SDK wheel (bassi needs no separate install)."""
-    return str(Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude")

@@ -7,8 +7,10 @@ sequence of these events ending with exactly one :class:`TurnFinished` or :class
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from bassi.core.tool_results import ResultBlock
 
 ErrorKind = Literal[
     "credentials",  # no API key or login at all: the CLI was not started
@@ -42,32 +44,22 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True)
-class ContentBlock:
-    """One non-text part of a tool result, described rather than dumped: what it is and
-    how big, since a terminal cannot show an image or a binary resource."""
-
-    kind: str
-    """``image``, ``audio``, ``resource`` (embedded) or ``resource_link``."""
-    mime_type: str = ""
-    size: int | None = None
-    """Bytes of the decoded data, when the block carries data."""
-    uri: str = ""
-    name: str = ""
-
-
-@dataclass(frozen=True)
 class ToolCallFinished:
     """The result the model got back for tool call ``id`` (a refusal counts, as an error)."""
 
     id: str
     text: str
+    """What the model got back."""
     is_error: bool
     refused: str | None = None
     """Why bassi refused the call before it reached the server (its arguments broke the
     tool's schema), in one line; None for a call that ran, or failed on its own."""
-    structured: Any = None
-    """The server's ``structuredContent`` (external tools), to show as a table or JSON."""
-    blocks: tuple[ContentBlock, ...] = ()
+    content: tuple[ResultBlock, ...] = field(default=(), compare=False)
+    """The result as people should read it, block by block (from the server's own result
+    when bassi has it, with its structured content); empty means ``text``. (Not compared:
+    it is the result in another form.)"""
+    interrupted: bool = False
+    """The user stopped the call: ``text`` is the CLI's note to the model, not a result."""
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from claude_agent_sdk import SessionMessage
+from typing import TYPE_CHECKING, Any
 
 from bassi.core.events import TextDelta, ToolCallFinished, ToolCallStarted
-from bassi.core.session import result_text, session_messages, split_tool_name
 from bassi.core.settings import Settings
+from bassi.core.tool_results import result_blocks, result_text
+from bassi.core.tools import split_tool_name
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import SessionMessage
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,8 @@ def load_history(settings: Settings, session_id: str, exchanges: int = EXCHANGES
 
     Raises HistoryUnavailable when the transcript is missing, unreadable or holds no
     messages."""
+    from bassi.core.session import session_messages
+
     try:
         messages = session_messages(settings, session_id)
     except Exception as exc:  # a damaged file can trip the SDK's parser in any way
@@ -122,10 +126,12 @@ def _user_items(content: Any) -> Iterator[HistoryItem]:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "tool_result":
+            result = block.get("content")
             yield ToolCallFinished(
                 str(block.get("tool_use_id", "")),
-                result_text(block.get("content")),
+                result_text(result),
                 bool(block.get("is_error")),
+                content=result_blocks(result),
             )
         elif block.get("type") == "text":
             typed.append(_typed_text(str(block.get("text", ""))))

@@ -16,18 +16,19 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp import types
-from mcp.server import Server, ServerRequestContext
-
-from bassi.core.bridge import CallTracker
 from bassi.core.exposure import CHARS_PER_TOKEN
 from bassi.core.parameters import summary
 from bassi.core.policy import AccessPolicy
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.safe_text import clean, one_line
 from bassi.core.tools import META_SERVER, ToolInfo, qualified_name
+
+if TYPE_CHECKING:
+    from mcp.server import Server, ServerRequestContext
+
+    from bassi.core.bridge import CallTracker
 
 SERVER_NAME = META_SERVER
 SELECT_PREFIX = "select:"
@@ -73,8 +74,8 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
-TOOLS = [
-    types.Tool(
+TOOLS: list[dict[str, Any]] = [
+    dict(
         name="tool_search",
         description=(
             "Find tools for a task among all connected servers (most are not loaded yet). "
@@ -90,23 +91,25 @@ TOOLS = [
             ["query"],
         ),
     ),
-    types.Tool(
+    dict(
         name="tool_describe",
         description="Full description and input schema of one tool.",
         input_schema=_schema({"name": {"type": "string"}}, ["name"]),
     ),
-    types.Tool(
+    dict(
         name="tool_load",
         description="Load tools by exact name so you can call them in this conversation.",
         input_schema=_schema({"names": {"type": "array", "items": {"type": "string"}}}, ["names"]),
     ),
-    types.Tool(
+    dict(
         name="tool_active",
         description="List the tools loaded now.",
         input_schema=_schema({}, []),
     ),
 ]
-META_TOOL_NAMES = frozenset(qualified_name(SERVER_NAME, t.name) for t in TOOLS)
+"""The meta-tools' definitions (``mcp.types.Tool`` fields): plain data, so that knowing
+their names costs no import of ``mcp``, which bassi's start must not wait for."""
+META_TOOL_NAMES = frozenset(qualified_name(SERVER_NAME, t["name"]) for t in TOOLS)
 
 
 class MetaTools:
@@ -123,11 +126,15 @@ class MetaTools:
     def server(self, visible: Callable[[], bool], tracker: CallTracker) -> Server[Any]:
         """The MCP server the CLI talks to. ``visible`` says whether the meta-tools are
         listed now (they are pointless when every tool is already exposed)."""
+        from mcp import types
+        from mcp.server import Server
+
+        tools = [types.Tool(**t) for t in TOOLS]
 
         async def list_tools(
             _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
         ) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=TOOLS if visible() else [])
+            return types.ListToolsResult(tools=tools if visible() else [])
 
         async def call_tool(
             _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -1,22 +1,28 @@
 """Turning what servers offer into text for the agent and descriptions for people.
 
 A prompt's messages become the text of one user message; resources named ``@server:uri`` in
-a message are read and attached to it; a tool result's non-text blocks are described by kind
-and size. Pure functions over the mcp types, so the UI and the shell share them.
+a message are read and attached to it; a tool result is read into the blocks people see.
+Pure functions over the mcp types, so the UI and the shell share them.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mcp import types
 
-from bassi.core.events import ContentBlock
 from bassi.core.offers import ResourceInfo, ResourceTemplateInfo
+from bassi.core.tool_results import (
+    ResultBlock,
+    ResultMedia,
+    byte_size,
+    decoded_size,
+    media_label,
+    text_block,
+    with_structured,
+)
 
 RESOURCE_REFERENCE = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]{1,64}):(\S+)")
 """``@server:uri`` in a message; the URI runs to the next whitespace."""
@@ -67,9 +73,9 @@ def attachment(reference: ResourceReference, result: types.ReadResourceResult) -
                 text = f"{text[:MAX_ATTACHED_CHARS]}\n[... {cut:,} more characters not attached]"
             parts.append(text)
         else:
-            size = _decoded_size(contents.blob)
+            size = decoded_size(contents.blob)
             mime = contents.mime_type or "binary data"
-            parts.append(f"[{mime}, {_bytes(size)}: binary content, not attached as text]")
+            parts.append(f"[{mime}, {byte_size(size)}: binary content, not attached as text]")
     body = "\n".join(parts)
     return f'<resource server="{reference.server}" uri="{reference.uri}">\n{body}\n</resource>'
 
@@ -92,55 +98,35 @@ def _content_text(content: types.ContentBlock) -> str:
         if isinstance(inner, types.TextResourceContents):
             return f'<resource uri="{inner.uri}">\n{inner.text}\n</resource>'
         return f"[embedded resource {inner.uri}: {inner.mime_type or 'binary data'}]"
-    described = describe_blocks([content])
-    if described:
-        return f"[{block_label(described[0])}]"
-    return ""
+    media = _media(content)
+    return f"[{media_label(media)}]" if media else ""
 
 
-def describe_blocks(content: Sequence[types.ContentBlock]) -> tuple[ContentBlock, ...]:
-    """The non-text blocks of a result, by kind and size."""
-    blocks = []
-    for block in content:
-        if isinstance(block, types.ImageContent | types.AudioContent):
-            blocks.append(ContentBlock(block.type, block.mime_type, _decoded_size(block.data)))
-        elif isinstance(block, types.EmbeddedResource):
-            inner = block.resource
-            size: int | None
-            if isinstance(inner, types.TextResourceContents):
-                size = len(inner.text.encode())
-            else:
-                size = _decoded_size(inner.blob)
-            blocks.append(ContentBlock("resource", inner.mime_type or "", size, str(inner.uri)))
-        elif isinstance(block, types.ResourceLink):
-            blocks.append(
-                ContentBlock(
-                    "resource_link", block.mime_type or "", block.size, str(block.uri), block.name
-                )
-            )
-    return tuple(blocks)
+def call_result_blocks(result: types.CallToolResult) -> tuple[ResultBlock, ...]:
+    """A server's own result as blocks: its text, its structured content as data, and
+    what its other blocks are, by kind and size."""
+    blocks: list[ResultBlock] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            blocks.append(text_block(block.text))
+        elif media := _media(block):
+            blocks.append(media)
+    return with_structured(tuple(blocks), result.structured_content)
 
 
-def block_label(block: ContentBlock) -> str:
-    """``image (image/png, 12.3 kB)``, ``resource file:///a.txt (text/plain, 120 B)``."""
-    kind = block.kind.replace("_", " ")
-    facts = ", ".join(x for x in (block.mime_type, _bytes(block.size)) if x)
-    where = f" {block.uri}" if block.uri else ""
-    return f"{kind}{where} ({facts})" if facts else f"{kind}{where}"
-
-
-def _decoded_size(data: str) -> int | None:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _bytes(size: int | None) -> str:
-    if size is None:
-        return ""
-    if size < 1000:
-        return f"{size} B"
-    if size < 1_000_000:
-        return f"{size / 1000:.1f} kB"
-    return f"{size / 1_000_000:.1f} MB"
+def _media(block: types.ContentBlock) -> ResultMedia | None:
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return ResultMedia(block.type, block.mime_type, decoded_size(block.data))
+    if isinstance(block, types.EmbeddedResource):
+        inner = block.resource
+        size: int | None
+        if isinstance(inner, types.TextResourceContents):
+            size = len(inner.text.encode())
+        else:
+            size = decoded_size(inner.blob)
+        return ResultMedia("resource", inner.mime_type or "", size, str(inner.uri))
+    if isinstance(block, types.ResourceLink):
+        return ResultMedia(
+            "resource_link", block.mime_type or "", block.size, str(block.uri), block.name
+        )
+    return None

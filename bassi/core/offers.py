@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from mcp import types
 
 
+class OfferError(Exception):
+    """A prompt or resource could not be fetched; the message is for the person."""
+
+
 @dataclass(frozen=True, slots=True)
 class PromptArgument:
     name: str

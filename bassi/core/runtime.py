@@ -17,56 +17,57 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk import SDKSessionInfo
-from claude_agent_sdk.types import (
-    McpSdkServerConfig,
-    McpServerConfig,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ToolPermissionContext,
-)
-from mcp.server import Server
-
-from bassi.core.bridge import Admissions, CallTracker, proxy_config
-from bassi.core.catalog import Catalog
-from bassi.core.connections import ElicitationHandler, OfferError
+from bassi.core.catalog import Catalog, import_modules
 from bassi.core.events import AgentEvent, ToolCallFinished
 from bassi.core.exposure import Exposure
 from bassi.core.history import EXCHANGES_SHOWN, History, load_history
-from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS, MetaTools
-from bassi.core.offer_text import (
-    ResourceReference,
-    attachment,
-    describe_blocks,
-    prompt_text,
-    resource_references,
-)
-from bassi.core.offers import PromptInfo
+from bassi.core.meta_tools import META_TOOL_NAMES, SERVER_NAME, TOOLS
+from bassi.core.offers import OfferError, PromptInfo
 from bassi.core.permissions import RulesSource
 from bassi.core.policy import AccessPolicy, Decision, Verdict
 from bassi.core.prompt import build_system_prompt
 from bassi.core.registry import ToolNotFoundError
-from bassi.core.search import SearchHit
-from bassi.core.session import AgentSession, recent_sessions
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.state import ProjectState
 from bassi.core.tools import ToolInfo, qualified_name, split_qualified
 from bassi.core.trust import PendingServer
 
+if TYPE_CHECKING:
+    from claude_agent_sdk import SDKSessionInfo
+    from claude_agent_sdk.types import (
+        McpServerConfig,
+        PermissionResult,
+        PermissionResultDeny,
+        ToolPermissionContext,
+    )
+    from mcp.server import Server
+
+    from bassi.core.bridge import Admissions, CallTracker
+    from bassi.core.connections import ElicitationHandler
+    from bassi.core.meta_tools import MetaTools
+    from bassi.core.offer_text import ResourceReference
+    from bassi.core.search import SearchHit
+    from bassi.core.session import AgentSession
+
 logger = logging.getLogger(__name__)
+
+AGENT_MODULES = ("bassi.core.session", "bassi.core.bridge")
+"""What a chat turn needs (the agent SDK, mcp), imported in the background once the servers
+are connecting: bassi's first screen must not wait for them, nor its first message."""
+PRELOAD_AFTER = 3.0
+"""Seconds the agent's import waits for the servers to connect first."""
 
 READY_GRACE = 5.0
 """Seconds the first message waits for servers still connecting: long enough for a normal
 stdio start, so the first request already knows them; a slow one joins the session later."""
 
-ShippedServers = Mapping[str, Callable[[Path], Server[Any]]]
+ShippedServers = Mapping[str, Callable[[Path], "Server[Any]"]]
 
 
 class ApprovalDecision(StrEnum):
@@ -106,6 +107,7 @@ class Runtime:
     def __init__(self, settings: Settings, *, shipped: ShippedServers | None = None) -> None:
         self.settings = settings
         self.catalog = Catalog(settings, shipped=shipped)
+        self.catalog.register()  # shown at once; ``start`` connects them
         self.state = ProjectState.load(settings.state_dir)
         self.approval_handler: ApprovalHandler | None = None
         registry = self.catalog.registry
@@ -116,11 +118,15 @@ class Runtime:
         self.rules = self.policy.rules
         self._exposure = self.policy.exposure
         self._ignored = self._ignored_grants()
-        self._meta = MetaTools(self.policy, self.catalog.index, changed=self._sync_exposure)
-        self._admissions = Admissions()
-        self._tracker = CallTracker()
+        self._meta_tools: MetaTools | None = None
+        self._admitted: Admissions | None = None
+        self._calls: CallTracker | None = None
+        """The three are made when first needed: they need ``mcp``, which the first screen
+        must not wait for."""
+        self._api_key: str | None = None
+        """A key the user gave with /login: used for this run only, never written."""
         self._in_turn = False
-        self._started = False
+        self._starting: asyncio.Future[None] | None = None
         self._session: AgentSession | None = None
         self._resume_id: str | None = None
         self._continued: SDKSessionInfo | None = None
@@ -183,9 +189,52 @@ class Runtime:
     async def start(self) -> None:
         """Start discovering servers; returns at once, servers fill in as they connect.
         ``send`` starts it too if the UI has not yet."""
-        if not self._started:
-            self._started = True
-            await self.catalog.start()
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        # Everyone who asks waits for the same start (a message sent meanwhile must see the
+        # servers connecting, not an empty catalog).
+        await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
+        await self.catalog.start()
+        self._background_task(self._preload_agent())
+
+    async def _preload_agent(self) -> None:
+        """Once the servers had their moment (their connections run on this loop and would
+        compete with the import), load what a chat turn needs, in a thread."""
+        await self.catalog.wait_ready(PRELOAD_AFTER)
+        await asyncio.to_thread(import_modules, AGENT_MODULES)
+
+    def _background_task(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @property
+    def _meta(self) -> MetaTools:
+        if self._meta_tools is None:
+            from bassi.core.meta_tools import MetaTools
+
+            self._meta_tools = MetaTools(
+                self.policy, self.catalog.index, changed=self._sync_exposure
+            )
+        return self._meta_tools
+
+    @property
+    def _admissions(self) -> Admissions:
+        if self._admitted is None:
+            from bassi.core.bridge import Admissions
+
+            self._admitted = Admissions()
+        return self._admitted
+
+    @property
+    def _tracker(self) -> CallTracker:
+        if self._calls is None:
+            from bassi.core.bridge import CallTracker
+
+            self._calls = CallTracker()
+        return self._calls
 
     # Tools
 
@@ -238,6 +287,8 @@ class Runtime:
 
     async def render_prompt(self, prompt: PromptInfo, arguments: Mapping[str, str]) -> str:
         """The prompt's messages as the text of the message to send. Raises OfferError."""
+        from bassi.core.offer_text import prompt_text
+
         result = await self.catalog.get_prompt(prompt.server, prompt.name, arguments)
         text = prompt_text(result)
         if not text.strip():
@@ -246,6 +297,8 @@ class Runtime:
 
     async def attach_resources(self, message: str) -> Attached:
         """Read every resource the message names as ``@server:uri`` and attach it."""
+        from bassi.core.offer_text import attachment, resource_references
+
         registry = self.catalog.registry
         references = resource_references(message, registry.resources(), registry.templates())
         blocks, problems = [], []
@@ -272,17 +325,19 @@ class Runtime:
                 yield event
         finally:
             self._in_turn = False
-            self._admissions.clear()
+            if self._admitted is not None:
+                self._admitted.clear()
 
     def _with_full_result(self, event: ToolCallFinished) -> ToolCallFinished:
         """The CLI flattens a tool's result for the model; the server's own result (kept
-        by the catalog) adds its structured content and what its other blocks are."""
+        by the catalog, for external servers) is read for people instead: its structured
+        content as data, and what its other blocks are."""
         result = self.catalog.calls.result(event.id)
         if result is None:
             return event
-        return replace(
-            event, structured=result.structured_content, blocks=describe_blocks(result.content)
-        )
+        from bassi.core.offer_text import call_result_blocks
+
+        return replace(event, content=call_result_blocks(result))
 
     async def interrupt(self) -> None:
         """Stop the turn. External calls in flight are cancelled at once (their servers get
@@ -293,7 +348,7 @@ class Runtime:
 
     async def list_sessions(self, limit: int = 20) -> list[SDKSessionInfo]:
         """Recent conversations in this project, newest first."""
-        return await asyncio.to_thread(recent_sessions, self.settings, limit)
+        return await asyncio.to_thread(_recent_sessions, self.settings, limit)
 
     async def history(self, session_id: str, exchanges: int = EXCHANGES_SHOWN) -> History:
         """The last ``exchanges`` exchanges of an earlier conversation, to show on resuming.
@@ -319,6 +374,22 @@ class Runtime:
                     self._resume_id = self._continued.session_id
         return self._continued
 
+    async def new_conversation(self) -> None:
+        """Start over: the next message opens a new conversation, and this one stays in the
+        list to resume. Tools the agent loaded are forgotten; pins stay."""
+        await self._close_session()
+        self._resume_id = None
+        self._continue_looked_up = True  # --continue applies to the first conversation only
+        self._continued = None
+
+    async def use_api_key(self, key: str) -> None:
+        """Chat with ``key`` from the next message on, in this run only (nothing is written).
+        The conversation goes on: the agent restarts, resuming it."""
+        current = self._session.session_id if self._session is not None else None
+        await self._close_session()
+        self._resume_id = current or self._resume_id
+        self._api_key = key.strip()
+
     async def resume(self, session_id: str) -> None:
         """Continue an earlier conversation from the next message on. Tools the agent loaded
         in the current one are forgotten; pins stay."""
@@ -327,9 +398,10 @@ class Runtime:
 
     async def close(self) -> None:
         self._unsubscribe()
-        for task in list(self._background):
+        pending = [*self._background, *([self._starting] if self._starting else [])]
+        for task in pending:
             task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await asyncio.gather(*pending, return_exceptions=True)
         await self._close_session()
         await self.catalog.close()
         await asyncio.to_thread(self.state.flush)
@@ -342,6 +414,8 @@ class Runtime:
         """The CLI asks here before every tool call (``allowed_tools`` is empty): the policy
         decides, and asks the user when it says so. A call let through is admitted for the
         proxy, which runs nothing else."""
+        from claude_agent_sdk.types import PermissionResultAllow, PermissionResultDeny
+
         decision = self.policy.decide(name)
         if decision.refused:
             return PermissionResultDeny(message=decision.message)
@@ -358,6 +432,8 @@ class Runtime:
         self, called: str, decision: Decision, tool: ToolInfo, arguments: dict[str, Any]
     ) -> PermissionResultDeny | None:
         """The user's answer: None to run, else the refusal the model reads."""
+        from claude_agent_sdk.types import PermissionResultDeny
+
         handler = self.approval_handler
         if handler is None:
             return PermissionResultDeny(
@@ -396,11 +472,19 @@ class Runtime:
         await self.continued_session()
         if not await self.catalog.wait_ready(READY_GRACE):
             logger.info("starting the session while some servers are still connecting")
+        from bassi.core.session import AgentSession
+
         self._exposure.reset_loaded()
         servers = self._mcp_servers()
         self._listed = self._listing()
+        settings = self.settings
+        if self._continue_looked_up and settings.continue_session:
+            # What --continue meant is settled (in _resume_id): a later session starts fresh.
+            settings = replace(settings, continue_session=False)
+        if self._api_key:
+            settings = replace(settings, env={**settings.env, "ANTHROPIC_API_KEY": self._api_key})
         self._session = AgentSession(
-            self.settings,
+            settings,
             mcp_servers=servers,
             can_use_tool=self.can_use_tool,
             system_prompt=build_system_prompt(self.catalog.registry, self._exposure.mode),
@@ -410,6 +494,10 @@ class Runtime:
         return self._session
 
     def _mcp_servers(self) -> dict[str, McpServerConfig]:
+        from claude_agent_sdk.types import McpSdkServerConfig
+
+        from bassi.core.bridge import proxy_config
+
         meta = self._meta.server(
             lambda: self._exposure.mode is ToolsMode.PROGRESSIVE, self._tracker
         )
@@ -463,15 +551,20 @@ class Runtime:
         if self._session is None or self._in_turn:
             return
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return
-        task = loop.create_task(self._sync_exposure())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background_task(self._sync_exposure())
 
     async def _close_session(self) -> None:
         session, self._session = self._session, None
         self._listed = {}
         if session is not None:
             await session.close()
+
+
+def _recent_sessions(settings: Settings, limit: int) -> list[SDKSessionInfo]:
+    """In the worker thread: the agent SDK this imports is not yet loaded early on."""
+    from bassi.core.session import recent_sessions
+
+    return recent_sessions(settings, limit)

@@ -12,8 +12,11 @@ Why the options are what they are:
   stream), so nothing is shown twice.
 - the default permission mode, never one that skips checks: the CLI refuses that as root, and
   bassi decides every tool call itself.
-- the CLI's stderr goes to a buffer, not the terminal (it would corrupt the TUI); its tail is
-  quoted when the CLI fails.
+- the CLI's stderr goes to a buffer and the log, not the terminal (it would corrupt the TUI);
+  its tail is quoted when the CLI fails.
+- a rejected key ends the turn at the CLI's first retry: the CLI retries every failed call,
+  401 included, about ten times over three minutes, and no retry fixes a wrong key. Other
+  failures keep the CLI's retries.
 """
 
 from __future__ import annotations
@@ -49,7 +52,12 @@ from claude_agent_sdk import (
 )
 
 from bassi import __version__
-from bassi.core.credentials import claude_config_dir, credential_source, missing_credentials_error
+from bassi.core.credentials import (
+    claude_config_dir,
+    credential_source,
+    missing_credentials_error,
+    rejected_credentials_error,
+)
 from bassi.core.events import (
     AgentError,
     AgentEvent,
@@ -62,14 +70,19 @@ from bassi.core.events import (
 )
 from bassi.core.refusals import refusal_reason
 from bassi.core.settings import Settings
-from bassi.core.tools import split_qualified
+from bassi.core.tool_results import result_blocks, result_text
+from bassi.core.tools import split_tool_name
 
 logger = logging.getLogger(__name__)
+cli_logger = logging.getLogger("bassi.cli")
+"""The CLI's stderr, line by line, for the log file."""
 
 STDERR_LINES_KEPT = 40
 MAX_CLI_MESSAGE_BYTES = 16 * 1024 * 1024
 """The SDK's default (1 MB) is one large tool result away from killing the session."""
 INTERRUPT_DRAIN_SECONDS = 10.0
+AUTH_STATUSES = (401, 403)
+"""HTTP statuses that mean the credentials were refused: retrying cannot help."""
 """How long to wait for an abandoned turn's end before giving up on the CLI and restarting."""
 
 
@@ -192,9 +205,16 @@ class AgentSession:
     ) -> AsyncIterator[AgentEvent]:
         """``credentials`` names what the CLI authenticates with, for an auth error."""
         turn = _Turn()
+        rejected: int | None = None
+        """The HTTP status with which the API refused the credentials, once it did."""
         try:
             async for message in client.receive_messages():
-                for event in turn.events(message):
+                for event in turn.events(message, self._interrupted):
+                    if isinstance(event, Retrying) and event.error_status in AUTH_STATUSES:
+                        if rejected is None:
+                            rejected = event.error_status
+                            await self.interrupt()
+                        continue
                     yield event
                 if isinstance(message, SystemMessage) and message.subtype == "init":
                     self.session_id = str(message.data.get("session_id") or self.session_id)
@@ -205,7 +225,10 @@ class AgentSession:
                     turn_cost = max(0.0, cli_cost - self._cli_cost_seen)
                     self._cli_cost_seen = cli_cost
                     self.total_cost_usd += turn_cost
-                    yield turn.finish(message, self._interrupted, credentials, turn_cost)
+                    if rejected is not None:
+                        yield rejected_credentials_error(credentials, rejected)
+                    else:
+                        yield turn.finish(message, self._interrupted, credentials, turn_cost)
                     return
         except Exception as exc:  # the SDK raises bare Exception too; never let it out
             if self._closed:
@@ -235,10 +258,14 @@ class AgentSession:
             include_partial_messages=True,
             resume=self.session_id if self.session_id else None,
             continue_conversation=self._continue,
-            stderr=self._stderr.append,
+            stderr=self._stderr_line,
             max_buffer_size=MAX_CLI_MESSAGE_BYTES,
             client_app=f"bassi/{__version__}",
         )
+
+    def _stderr_line(self, line: str) -> None:
+        self._stderr.append(line)
+        cli_logger.info("%s", line.rstrip())
 
     async def _ready_client(self) -> ClaudeSDKClient:
         """The connected client, with any abandoned turn ended first."""
@@ -308,8 +335,12 @@ class _Turn:
         self.streamed_messages: set[str] = set()
         self.current_message: str | None = None
         self.error: AssistantMessage | None = None
+        self.streamed_usage: dict[str, dict[str, int]] = {}
+        """Usage per model message as it streamed: the result of an interrupted turn reports
+        none, though the tokens were spent (and cost)."""
 
-    def events(self, message: Message) -> Iterator[AgentEvent]:
+    def events(self, message: Message, interrupted: bool) -> Iterator[AgentEvent]:
+        """``interrupted``: the user asked to stop, so a failed tool call was stopped."""
         if isinstance(message, StreamEvent):
             if message.parent_tool_use_id is None:
                 yield from self._stream_event(message.event)
@@ -317,7 +348,7 @@ class _Turn:
             if message.parent_tool_use_id is None:
                 yield from self._assistant(message)
         elif isinstance(message, UserMessage):
-            yield from self._tool_results(message)
+            yield from self._tool_results(message, interrupted)
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
             data = message.data
             yield Retrying(
@@ -331,13 +362,36 @@ class _Turn:
     def _stream_event(self, event: Mapping[str, Any]) -> Iterator[AgentEvent]:
         kind = event.get("type")
         if kind == "message_start":
-            self.current_message = str(event.get("message", {}).get("id", ""))
+            started = event.get("message", {})
+            self.current_message = str(started.get("id", ""))
+            self._add_usage(started.get("usage"))
+        elif kind == "message_delta":
+            self._add_usage(event.get("usage"))
         elif kind == "content_block_delta":
             delta = event.get("delta", {})
             if delta.get("type") == "text_delta" and delta.get("text"):
                 if self.current_message is not None:
                     self.streamed_messages.add(self.current_message)
                 yield TextDelta(str(delta["text"]))
+
+    def _add_usage(self, usage: object) -> None:
+        """Later figures of one message replace earlier ones (they are running totals)."""
+        if self.current_message is None or not isinstance(usage, Mapping):
+            return
+        figures = self.streamed_usage.setdefault(self.current_message, {})
+        for key in _USAGE_KEYS:
+            value = usage.get(key)
+            if isinstance(value, int) and value > 0:
+                figures[key] = value
+
+    def usage(self, result: ResultMessage) -> Mapping[str, Any]:
+        """The turn's token counts: the result's, or what streamed when it reports none."""
+        reported = result.usage or {}
+        if any(int(reported.get(key) or 0) for key in _USAGE_KEYS):
+            return reported
+        return {
+            key: sum(m.get(key, 0) for m in self.streamed_usage.values()) for key in _USAGE_KEYS
+        }
 
     def _assistant(self, message: AssistantMessage) -> Iterator[AgentEvent]:
         if message.error is not None:
@@ -352,16 +406,22 @@ class _Turn:
                 server, tool = split_tool_name(block.name)
                 yield ToolCallStarted(block.id, block.name, server, tool, dict(block.input))
 
-    def _tool_results(self, message: UserMessage) -> Iterator[AgentEvent]:
+    def _tool_results(self, message: UserMessage, interrupted: bool) -> Iterator[AgentEvent]:
         if isinstance(message.content, str):
             return
         results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-        # The CLI's record of a result (with the result's _meta) comes with a message
-        # carrying that one result.
-        refused = refusal_reason(message.tool_use_result) if len(results) == 1 else None
+        # The CLI's record of a result (with the result's _meta and structuredContent)
+        # comes with a message carrying that one result.
+        record = message.tool_use_result if len(results) == 1 else None
+        refused = refusal_reason(record)
         for block in results:
             yield ToolCallFinished(
-                block.tool_use_id, result_text(block.content), bool(block.is_error), refused
+                block.tool_use_id,
+                result_text(block.content),
+                bool(block.is_error),
+                refused,
+                content=result_blocks(block.content, record),
+                interrupted=interrupted and bool(block.is_error),
             )
 
     def finish(
@@ -369,7 +429,7 @@ class _Turn:
     ) -> AgentEvent:
         if result.is_error and not interrupted:
             return _error_for(result, self.error, credentials)
-        usage = result.usage or {}
+        usage = self.usage(result)
         return TurnFinished(
             session_id=result.session_id,
             cost_usd=cost_usd,
@@ -394,14 +454,9 @@ def _error_for(
         detail = f"the turn ended with {result.subtype}"
     lowered = detail.lower()
     kind: ErrorKind
-    if status in (401, 403) or code == "authentication_failed":
-        kind = "auth"
-        message = f"{credentials} was rejected: {detail}"
-        hint = (
-            "Check the key at https://console.anthropic.com/settings/keys, then restart bassi "
-            "with it: export ANTHROPIC_API_KEY=sk-ant-..."
-        )
-    elif code == "billing_error":
+    if status in AUTH_STATUSES or code == "authentication_failed":
+        return rejected_credentials_error(credentials, status)
+    if code == "billing_error":
         kind = "auth"
         message = f"The account has a billing problem: {detail}"
         hint = "Check the plan and credits of the account the key belongs to."
@@ -424,23 +479,12 @@ def _error_for(
     return AgentError(kind, message, hint)
 
 
-def split_tool_name(name: str) -> tuple[str | None, str]:
-    """``mcp__server__tool`` -> (server, tool); a built-in tool has no server."""
-    return split_qualified(name) or (None, name)
-
-
-def result_text(content: str | list[dict[str, Any]] | None) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for item in content:
-        if item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        else:
-            parts.append(f"[{item.get('type', 'content')}]")
-    return "\n".join(parts)
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def _message_text(message: AssistantMessage | None) -> str:

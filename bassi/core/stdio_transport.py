@@ -12,6 +12,7 @@ its whole process group (it runs in a session of its own), so nothing outlives b
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 from collections import deque
@@ -26,6 +27,8 @@ from mcp import types
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from bassi.core.safe_text import clean
 
 EXIT_GRACE = 2.0
 """Seconds a running server gets to exit by itself once its stdin is closed."""
@@ -49,10 +52,13 @@ def _parse(line: bytes) -> types.JSONRPCMessage:
 class ServerProcess:
     """What bassi knows about a running (or finished) stdio server process."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, log: logging.Logger | None = None) -> None:
         self._process = process
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        self._log = log
+        """Where each stderr line goes too (the project's log file), if anywhere."""
+        self._stderr_partial = b""
         self.exit_grace = 0.0
         """Seconds the server gets to exit by itself once its stdin closes. Zero until it
         answered ``initialize``: a server that never started has nothing to save, and a hung
@@ -93,6 +99,13 @@ class ServerProcess:
         return self._process.returncode is not None
 
     def _add_stderr(self, chunk: bytes) -> None:
+        if self._log is not None:
+            *lines, self._stderr_partial = (self._stderr_partial + chunk).split(b"\n")
+            self._stderr_partial = self._stderr_partial[-_STDERR_TAIL_BYTES:]
+            for line in lines:
+                if line.strip():
+                    text = clean(line.decode("utf-8", errors="replace"), max_chars=2_000)
+                    self._log.info("%s", text.rstrip())
         self._stderr.append(chunk)
         self._stderr_size += len(chunk)
         while self._stderr_size > _STDERR_TAIL_BYTES and len(self._stderr) > 1:
@@ -110,6 +123,7 @@ async def open_stdio_server(
     *,
     env: Mapping[str, str],
     cwd: Path,
+    log: logging.Logger | None = None,
 ) -> AsyncIterator[
     tuple[
         MemoryObjectReceiveStream[SessionMessage | Exception],
@@ -120,7 +134,8 @@ async def open_stdio_server(
     """Start the server and yield the session's streams and the process handle.
 
     Raises OSError when the process cannot be started (``FileNotFoundError`` with the command
-    as ``filename`` when it does not exist)."""
+    as ``filename`` when it does not exist). ``log`` gets each line the server writes to
+    stderr."""
     # Shielded: a cancellation landing during the spawn would lose the new process. From
     # here to the ``try`` below there is no await, so it cannot land in between either.
     with anyio.CancelScope(shield=True):
@@ -133,7 +148,7 @@ async def open_stdio_server(
             cwd=cwd,
             start_new_session=True,
         )
-    handle = ServerProcess(process)
+    handle = ServerProcess(process, log)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     delivering = True

@@ -57,6 +57,11 @@ def split_reference(name: str) -> tuple[str, str] | None:
     return parts
 
 
+def split_tool_name(name: str) -> tuple[str | None, str]:
+    """``mcp__server__tool`` -> (server, tool); a built-in tool has no server."""
+    return split_qualified(name) or (None, name)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolInfo:
     """A tool as its server announced it. Descriptions are kept verbatim: displaying them

@@ -84,9 +84,7 @@ class Transcript:
         elif isinstance(event, ToolCallFinished):
             call = self._calls.get(event.id)
             if call is not None:
-                call.finish(
-                    event.text, event.is_error, event.refused, event.structured, event.blocks
-                )
+                call.finish(event.text, event.is_error, event.refused, event.content)
         elif isinstance(event, TurnFinished):
             await self.close_message()
             self.totals.add(event)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import difflib
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from claude_agent_sdk import SDKSessionInfo
 from mcp import types
@@ -28,10 +28,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from bassi.core.catalog import CallProgress
-from bassi.core.connections import ElicitationRequest, OfferError
 from bassi.core.events import TextDelta
 from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
-from bassi.core.offers import PromptInfo
+from bassi.core.offers import OfferError, PromptInfo
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.reveal import reveal
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
@@ -65,6 +64,9 @@ from bassi.ui.widgets.status_bar import StatusBar
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
 from bassi.ui.wording import counted
+
+if TYPE_CHECKING:
+    from bassi.core.connections import ElicitationRequest
 
 SEARCH_LIMIT = 10
 INTERRUPT_GRACE_S = 5.0

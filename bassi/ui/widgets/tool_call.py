@@ -22,9 +22,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from bassi.core.events import ContentBlock, ToolCallStarted
-from bassi.core.offer_text import block_label
+from bassi.core.events import ToolCallStarted
 from bassi.core.safe_text import clean, one_line
+from bassi.core.tool_results import ResultBlock, ResultData, ResultMedia, data_text, media_label
 from bassi.ui.safe import plain, plain_line
 from bassi.ui.wording import counted
 
@@ -57,36 +57,6 @@ def preview(text: str) -> tuple[str, str]:
     if hidden > 0:
         return head, counted(hidden, "more line")
     return head, f"{len(text) - len(head):,} more characters" if cut else ""
-
-
-def structured_text(data: Any) -> str:
-    """Structured content made readable: a list of records (or an object holding one) as
-    an aligned table, anything else as indented JSON."""
-    rows = data
-    title = ""
-    if isinstance(data, Mapping) and len(data) == 1:
-        title, rows = next(iter(data.items()))
-    if isinstance(rows, list) and rows and all(isinstance(r, Mapping) for r in rows):
-        columns = list(dict.fromkeys(k for r in rows for k in r))
-        cells = [[one_line(_cell(r.get(c)), 60) for c in columns] for r in rows]
-        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-        table = "\n".join(line.rstrip() for line in lines)
-        return f"{title}:\n{table}" if title else table
-    try:
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(data)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 class ToolCallBlock(Vertical):
@@ -142,15 +112,13 @@ class ToolCallBlock(Vertical):
         text: str,
         is_error: bool,
         refused: str | None = None,
-        structured: Any = None,
-        blocks: tuple[ContentBlock, ...] = (),
+        content: tuple[ResultBlock, ...] = (),
     ) -> None:
         """Show the result; ``refused`` is the reason when bassi refused the call,
-        ``structured`` and ``blocks`` what the server's own result held besides text."""
+        ``content`` what the server's own result held besides text."""
         parts = [text]
-        if structured is not None:
-            parts.append(structured_text(structured))
-        parts += [f"▣ {block_label(b)}" for b in blocks]
+        parts += [data_text(b.data) for b in content if isinstance(b, ResultData)]
+        parts += [f"▣ {media_label(b)}" for b in content if isinstance(b, ResultMedia)]
         self.result = clean("\n".join(p for p in parts if p), max_chars=EXPANDED_CHARS)
         self.is_error = is_error
         self.refused = refused
