@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.screen import Screen
 
 from bassi.core.log_file import log_to_file
@@ -70,6 +71,13 @@ class BassiApp(App[int]):
         if self.stopped_by is None:
             self.stopped_by = signal.Signals(number)
         self.call_after_refresh(self.exit, 128 + self.stopped_by)
+
+    def action_command_palette(self) -> None:
+        """The palette searches tools first; the placeholder says so."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(
+                CommandPalette(id="--command-palette", placeholder="Search tools by what they do…")
+            )
 
     def get_default_screen(self) -> Screen[None]:
         return ChatScreen(self.runtime, warnings=self.warnings)

@@ -29,6 +29,8 @@ class SlashCommand:
     summary: str
     handler: str
     argument: Argument = Argument.NONE
+    private: bool = False
+    """A line starting with it is never kept in the input history (it may hold a secret)."""
 
     @property
     def text(self) -> str:
@@ -74,16 +76,30 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("cost", "/cost", "Tokens and cost of this session", "command_cost"),
     SlashCommand("resume", "/resume", "Pick a recent conversation to continue", "command_resume"),
-    SlashCommand("clear", "/clear", "Clear the chat log", "command_clear"),
+    SlashCommand(
+        "clear",
+        "/clear",
+        "Start a new conversation (this one stays in /resume); cost starts again",
+        "command_clear",
+    ),
+    SlashCommand(
+        "login",
+        "/login",
+        "Paste an API key for this session (not saved)",
+        "command_login",
+        private=True,
+    ),
     SlashCommand("quit", "/quit", "Leave bassi", "command_quit"),
 )
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send the message or command"),
     ("up / down", "walk the input history"),
-    ("tab", "accept the completion shown in grey; without one, move focus into the log"),
+    ("tab", "accept the completion shown in grey"),
+    ("shift+tab", "move focus into the log (then enter expands what is focused)"),
     ("@server:uri", "in a message: attach that resource (Tab completes the listed ones)"),
     ("esc, ctrl+c", "interrupt the reply while it streams"),
+    ("ctrl+o", "expand or fold the newest long tool result"),
     ("ctrl+p", "command palette: search tools, open their cards"),
     ("page up / down", "scroll the log (scrolled up, it stops following new output)"),
     ("enter (in the log)", "expand a focused catalog group or tool result; open a search row"),
@@ -139,6 +155,12 @@ def prompt_arguments(prompt: PromptInfo, text: str) -> tuple[dict[str, str], lis
 
 def is_command(line: str) -> bool:
     return line.lstrip().startswith("/")
+
+
+def is_private(line: str) -> bool:
+    """Whether ``line`` starts with a command that may carry a secret (``/login sk-...``)."""
+    words = line.strip()[1:].split()
+    return bool(words) and any(c.private and c.words == words[0].lower() for c in COMMANDS)
 
 
 def parse(line: str) -> Invocation:

@@ -26,10 +26,12 @@ def tool_names(tools: Iterable[ToolInfo]) -> list[str]:
     return sorted(_names(tools), key=lambda n: (len(n), n))
 
 
-def _names(tools: Iterable[ToolInfo]) -> set[str]:
+def _names(tools: Iterable[ToolInfo], *, qualified: bool = False) -> set[str]:
+    """``qualified``: the model's names (``mcp__server__tool``) too, once someone types them."""
     tools = list(tools)
     counts = Counter(t.name for t in tools)
-    return {t.ref for t in tools} | {t.name for t in tools if counts[t.name] == 1}
+    names = {t.ref for t in tools} | {t.name for t in tools if counts[t.name] == 1}
+    return names | {t.qualified_name for t in tools} if qualified else names
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,15 @@ def completions(
         for p in offers.prompts
         if f"/{p.command}".lower().startswith(lowered)
     ]
-    if lowered.startswith("/tool unpin "):
-        prefix, names = "/tool unpin ", _names(pinned)
-    elif lowered.startswith("/tool "):
-        prefix, names = "/tool ", _names(tools)
-    else:
-        prefix, names = "", set()
+    prefix = next((p for p in ("/tool unpin ", "/tool ") if lowered.startswith(p)), "")
     typed = lowered[len(prefix) :]
+    qualified = typed.startswith("mcp")
+    if prefix == "/tool unpin ":
+        names = _names(pinned, qualified=qualified)
+    elif prefix:
+        names = _names(tools, qualified=qualified)
+    else:
+        names = set()
     lines += [prefix + n for n in names if n.lower().startswith(typed)]
     found = {value + line[len(value) :] for line in lines if len(line) > len(value)}
     return heapq.nsmallest(MAX_COMPLETIONS, found, key=lambda s: (len(s), s))

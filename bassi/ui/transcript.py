@@ -84,7 +84,7 @@ class Transcript:
         elif isinstance(event, ToolCallFinished):
             call = self._calls.get(event.id)
             if call is not None:
-                call.finish(event.text, event.is_error, event.refused, event.content)
+                call.finish_with(event)
         elif isinstance(event, TurnFinished):
             await self.close_message()
             self.totals.add(event)
@@ -138,7 +138,7 @@ def replayed(items: Sequence[HistoryItem]) -> list[Widget]:
             calls[item.id] = block
             widgets.append(block)
         elif (call := calls.get(item.id)) is not None:
-            call.finish(item.text, item.is_error, item.refused)
+            call.finish_with(item)
     for call in calls.values():
         if call.result is None:
             call.finish(NO_RESULT, True)

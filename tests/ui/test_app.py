@@ -4,6 +4,7 @@ state files. No API key here: everything in this file works without a model."""
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ import pytest
 from textual.pilot import Pilot
 
 from bassi.core.grants import Grants
+from bassi.core.log_file import log_to_file
 from bassi.core.settings import Settings
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.tool_card import ToolCardScreen
@@ -311,7 +313,8 @@ async def test_cost_clear_and_quit(make_app: AppFactory) -> None:
         assert "turns 0 input tokens 0 output tokens 0 cache read tokens 0" in cost
         assert "cache write tokens 0 all tokens 0 cost $0.0000" in cost
         await submit(pilot, "/clear")
-        assert not app.screen.query_one(ChatLog).children
+        (only,) = app.screen.query_one(ChatLog).children
+        assert isinstance(only, Notice) and "New conversation" in str(only.content)
         await submit(pilot, "/quit")
         await pilot.pause()
     assert app.return_value == 0
@@ -365,7 +368,9 @@ async def test_hostile_server_is_shown_inert(project: Path, make_app: AppFactory
         assert text.count("blah") < 1_000
 
 
-async def test_log_follows_new_output_unless_scrolled_up(make_app: AppFactory) -> None:
+async def test_log_follows_output_unless_scrolled_up_and_sending_returns_to_the_bottom(
+    make_app: AppFactory,
+) -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(8):
@@ -376,16 +381,20 @@ async def test_log_follows_new_output_unless_scrolled_up(make_app: AppFactory) -
         await pilot.press("pageup")
         scrolled_to = log.scroll_y
         assert scrolled_to < log.max_scroll_y
-        await submit(pilot, "/cost")
+        # Output nobody asked for just now (a reply streaming on) leaves the view alone ...
+        await log.add(Notice("a server connected"))
+        await pilot.pause()
         assert log.scroll_y == scrolled_to
-        assert "This session:" not in screen_text(app)
+        assert "a server connected" not in screen_text(app)
 
-        while log.scroll_y < log.max_scroll_y:
-            await pilot.press("pagedown")
+        # ... but whatever the user sends brings the log back to the end, to its answer.
         await submit(pilot, "/cost")
         await pilot.pause()
         assert log.scroll_y == log.max_scroll_y
-        assert screen_text(app).count("This session:") >= 1
+        assert "This session:" in screen_text(app)
+        await log.add(Notice("following again"))
+        await pilot.pause()
+        assert "following again" in screen_text(app)
 
 
 async def test_config_problems_show_as_warnings_and_the_rest_loads(
@@ -515,3 +524,31 @@ async def test_continue_without_an_earlier_conversation_says_so(make_app: AppFac
         await wait_for(pilot, lambda: "No earlier conversation" in screen_text(app))
         assert "this is a new one." in screen_text(app)
         assert not app.screen.query(UserMessage)
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_the_log_file_holds_server_stderr_failures_and_bassis_own_lines(
+    project: Path, make_app: AppFactory
+) -> None:
+    """``.bassi/bassi.log`` is where to look when a server fails: its stderr, why it failed,
+    what connected."""
+    speaks = "import sys; sys.stderr.write('loading config\\nboom: no token set\\n'); sys.exit(3)"
+    write_servers(
+        project,
+        {
+            "notes": notes_entry(),
+            "talker": {"command": "python", "args": ["-c", speaks]},
+            "broken": {"command": "bassi-test-no-such-command"},
+        },
+    )
+    app = make_app()
+    log = log_to_file(app.runtime.settings.state_dir)
+    async with settled(app):
+        pass
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log.read_text()
+    assert "bassi.server.talker: boom: no token set" in text
+    assert "WARNING bassi.core.connections: server talker is failed" in text
+    assert "server broken is failed: command not found: bassi-test-no-such-command" in text
+    assert "INFO bassi.core.connections: server notes is connected" in text

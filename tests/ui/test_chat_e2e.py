@@ -6,29 +6,34 @@ streamed Markdown, tool-call blocks with results, approval, interrupt, resume, c
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownFence
 
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.resume import ResumeScreen
+from bassi.ui.widgets import status_bar
 from bassi.ui.widgets.chat_log import ChatLog
 from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
 from bassi.ui.widgets.status_bar import StatusBar
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from tests.conftest import HANG_SECONDS
-from tests.scripted_model import ScriptedModel, Text, reply, text, tool_call
-from tests.ui.conftest import AppFactory, python_first
+from tests.scripted_model import ScriptedModel, Text, reply, text, tool_call, unauthorized
+from tests.ui.conftest import AppFactory, notes_entry, python_first, write_servers
 from tests.ui.helpers import screen_text, submit, wait_for
 
 BIG = (120, 100)
+WIDE = (200, 60)
+"""Wide enough for the status bar's full wording."""
 ANSWER = "Here is **bold** advice and code:\n\n```python\nprint('hi')\n```\n"
 
 
@@ -307,3 +312,151 @@ def unreadable(app: BassiApp) -> list[str]:
         for n in app.screen.query(Notice)
         if "cannot be shown" in str(n.content) and n.has_class("-warning")
     ]
+
+
+# ------------------------------------------------------------------ what people expect of a chat
+
+
+async def test_clear_starts_a_new_conversation_and_the_old_one_stays_resumable(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(text("The word is swordfish."), text("Which word?"))
+    app = make_app(env=chat_env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "remember swordfish")
+        await turn_done(pilot, app, "The word is swordfish.")
+        bar = app.screen.query_one(StatusBar)
+        assert bar.cost_usd > 0
+        await submit(pilot, "/clear")
+        assert bar.cost_usd == 0 and bar.session_tokens == 0
+        assert "swordfish" not in screen_text(app)
+        await submit(pilot, "what was the word?")
+        await turn_done(pilot, app, "Which word?")
+        await submit(pilot, "/resume")
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), 20, "picker")
+        assert "remember swordfish" in screen_text(app)
+    second = scripted_model.turn_requests[1]
+    assert "swordfish" not in str(second.messages)  # a new conversation, not the old one
+    assert [m["role"] for m in second.messages] == ["user"]
+
+
+async def test_a_rejected_key_is_reported_in_seconds_and_login_fixes_it_without_restart(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    env = {k: v for k, v in chat_env.items() if k != "CLAUDE_CODE_MAX_RETRIES"}
+    scripted_model.script(*[unauthorized()] * 11, text("Now it works."))
+
+    app = make_app(env=env)
+    async with app.run_test(size=BIG) as pilot:
+        await submit(pilot, "hello")
+        await wait_for(pilot, lambda: "was rejected" in screen_text(app), 60, "the error")
+        await wait_for(pilot, lambda: not app.chat.streaming, 20, "the turn to end")
+        shown = screen_text(app)
+        assert "ANTHROPIC_API_KEY was rejected by the Anthropic API (HTTP 401)" in shown
+        assert "/login" in shown
+        assert "retrying" not in shown and "site-packages" not in shown
+        assert len(scripted_model.turn_requests) <= 2
+
+        scripted_model._steps.clear()
+        scripted_model.script(text("Now it works."))
+        await submit(pilot, "/login")
+        await wait_for(pilot, lambda: isinstance(app.screen, LoginScreen), what="dialog")
+        await pilot.press(*"sk-ant-the-right-one", "enter")
+        await wait_for(pilot, lambda: "not saved anywhere" in screen_text(app), what="notice")
+        await submit(pilot, "hello again")
+        await turn_done(pilot, app, "Now it works.")
+    last = scripted_model.turn_requests[-1]
+    assert last.headers.get("x-api-key", last.headers.get("X-Api-Key")) == "sk-ant-the-right-one"
+
+
+async def test_a_stalled_stream_shows_the_time_and_that_esc_stops_it(
+    scripted_model: ScriptedModel,
+    make_app: AppFactory,
+    chat_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(status_bar, "STALL_SECONDS", 2)
+    scripted_model.script(reply(Text("late words", 2), delay=30))
+    app = make_app(env=chat_env)
+    async with app.run_test(size=WIDE) as pilot:
+        await submit(pilot, "hello")
+        await wait_for(pilot, lambda: "replying" in status_line(app), 60, "the busy line")
+        assert re.search(r"replying \d+ s", status_line(app))
+        await wait_for(pilot, lambda: "has not answered" in status_line(app), 60, "the stall")
+        assert re.search(r"the model has not answered for \d+ s · esc stops it", status_line(app))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.streaming, 20, "the turn to stop")
+        assert "Interrupted" in screen_text(app)
+
+
+def status_line(app: BassiApp) -> str:
+    return str(app.screen.query_one(StatusBar).render())
+
+
+async def test_structured_results_read_as_text_and_long_ones_fold(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    notes = [f"note number {n}" for n in range(1, 11)]
+    scripted_model.script(
+        reply(*(tool_call("mcp__notes__add_note", {"text": note}) for note in notes)),
+        reply(tool_call("mcp__notes__list_notes")),
+        text("Those are your notes."),
+    )
+    app = make_app(env=chat_env, tools_mode=ToolsMode.ALL)
+    async with app.run_test(size=BIG) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "list my notes")
+        await turn_done(pilot, app, "Those are your notes.")
+        listing = app.screen.query(ToolCallBlock).last()
+        assert listing.result is not None and '"result"' in listing.result  # what the CLI gave
+        shown = screen_text(app)
+        assert "notes/list_notes" in shown  # server and tool on every call
+        assert "\\n" not in shown and '{"result"' not in shown
+        body = str(listing.query_one(".tool-call-result", Static).content)
+        assert body.startswith("note number 1\nnote number 2\n")  # lines, not escaped JSON
+        assert "note number 6" in body and "note number 10" not in body  # folded
+        assert "4 more lines (ctrl+o or click to expand)" in body
+        assert "expand result" in shown.splitlines()[-1].lower()  # the footer offers it
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert "note number 10" in str(listing.query_one(".tool-call-result", Static).content)
+
+
+async def test_interrupting_a_tool_shows_a_short_line_not_the_note_to_the_model(
+    project: Path,
+    scripted_model: ScriptedModel,
+    make_app: AppFactory,
+    chat_env: dict[str, str],
+) -> None:
+    write_servers(project, {"notes": notes_entry("--slow")})
+    scripted_model.script(reply(tool_call("mcp__notes__wait", {"seconds": 30})), text("Ok."))
+    app = make_app(env=chat_env, tools_mode=ToolsMode.ALL)
+    async with app.run_test(size=WIDE) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "wait a while")
+        await wait_for(pilot, lambda: "running notes/wait" in status_line(app), 60, "the call")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.streaming, 20, "the turn to stop")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "interrupted" in shown
+        assert "STOP" not in shown and "doesn't want to proceed" not in shown
+        block = app.screen.query_one(ToolCallBlock)
+        assert block.interrupted and not block.is_error
+
+
+async def test_sending_a_message_while_scrolled_up_returns_to_the_bottom(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str]
+) -> None:
+    scripted_model.script(text("Here is the answer."))
+    app = make_app(env=chat_env)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(6):
+            await submit(pilot, "/help")
+        log = app.screen.query_one(ChatLog)
+        await pilot.press("pageup", "pageup")
+        assert log.scroll_y < log.max_scroll_y
+        await submit(pilot, "a question")
+        await turn_done(pilot, app, "Here is the answer.")
+        assert "a question" in screen_text(app)
+        assert log.scroll_y == log.max_scroll_y

@@ -52,7 +52,7 @@ async def test_a_refused_call_reads_refused_with_its_reason(
         shown = screen_text(app)
         assert block.refused == 'invalid arguments: $.n: expected integer, got string "abc"'
         assert block.has_class("-refused") and not block.has_class("-error")
-        assert "put · unchecked  ⊘ refused: invalid arguments: $.n: expected integer" in shown
+        assert "unchecked/put  ⊘ refused: invalid arguments: $.n: expected integer" in shown
         assert "✗ error" not in shown
     assert calls_received(unchecked) == ""
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from claude_agent_sdk import SDKSessionInfo
-from mcp import types
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -28,12 +27,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from bassi.core.catalog import CallProgress
-from bassi.core.events import TextDelta
+from bassi.core.events import TextDelta, ToolCallFinished, ToolCallStarted
 from bassi.core.history import EXCHANGES_SHOWN, HistoryUnavailable
 from bassi.core.offers import OfferError, PromptInfo
 from bassi.core.registry import ToolNotFoundError
 from bassi.core.reveal import reveal
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
+from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo
 from bassi.ui.commands import (
     COMMANDS,
@@ -41,6 +41,7 @@ from bassi.ui.commands import (
     CommandError,
     Invocation,
     is_command,
+    is_private,
     parse,
     prompt_arguments,
     prompt_command,
@@ -49,6 +50,7 @@ from bassi.ui.completion import Offers
 from bassi.ui.safe import plain, plain_line, plain_text
 from bassi.ui.screens.approval import ApprovalScreen
 from bassi.ui.screens.elicitation import ElicitationScreen
+from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.resume import ResumeScreen, session_title, when
 from bassi.ui.screens.servers import OpenUrl, ServerManagerScreen, open_in_browser
@@ -57,15 +59,18 @@ from bassi.ui.screens.trust import TrustScreen
 from bassi.ui.transcript import SessionTotals, Transcript, error_notice, replayed
 from bassi.ui.widgets.catalog import CatalogView
 from bassi.ui.widgets.chat_log import ChatLog
-from bassi.ui.widgets.messages import Notice, UserMessage
+from bassi.ui.widgets.messages import CommandEcho, Notice, UserMessage
 from bassi.ui.widgets.prompt import CompletionHint, PromptInput
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.status_bar import StatusBar
-from bassi.ui.widgets.tool_call import ToolCallBlock
+from bassi.ui.widgets.tool_call import EXPAND_KEY, ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
 from bassi.ui.wording import counted
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import SDKSessionInfo
+    from mcp import types
+
     from bassi.core.connections import ElicitationRequest
 
 SEARCH_LIMIT = 10
@@ -79,6 +84,7 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
+        Binding(EXPAND_KEY, "expand_result", "Expand result"),
     ]
 
     streaming: reactive[bool] = reactive(False, bindings=True)
@@ -99,6 +105,11 @@ class ChatScreen(Screen[None]):
         self._unsubscribe_calls: Callable[[], None] | None = None
         self.open_url: OpenUrl = open_in_browser
         """How a URL is shown to the person (sign-in, a server's request): the browser."""
+        self._turn_started = 0.0
+        self._last_event = 0.0
+        """When the turn last showed a sign of life (monotonic seconds)."""
+        self._tools_running: dict[str, str] = {}
+        """Tool calls of this turn still running: id -> server/tool."""
 
     # --- layout --------------------------------------------------------------------------
 
@@ -127,7 +138,9 @@ class ChatScreen(Screen[None]):
         await self.log_widget.add(self._catalog())
         self.show_status()
         self.query_one(PromptInput).focus()
-        self.start_runtime()
+        # After the first paint: starting imports mcp and the search engine (in a thread,
+        # but it still competes for the interpreter), and the catalog must be on screen first.
+        self.call_after_refresh(self.start_runtime)
         servers, rules = self.runtime.pending()
         if servers or rules:
             self.review_project()
@@ -247,22 +260,29 @@ class ChatScreen(Screen[None]):
 
     @on(Input.Submitted, "#prompt")
     async def submit(self, event: Input.Submitted) -> None:
+        """The prompt has already cleared itself (see ``PromptInput.action_submit``)."""
         line = event.value
         prompt = self.query_one(PromptInput)
         if not line.strip():
             return
         if not is_command(line) and self.streaming:
             self.notify("A reply is still streaming: wait for it, or press Esc to interrupt.")
+            if not prompt.value:
+                prompt.value = line
             return
-        prompt.value = ""
-        self.runtime.state.add_history(line)
+        if not is_private(line):
+            self.runtime.state.add_history(line)
         prompt.rewind()
+        # Whatever was sent, its answer is what the user wants to see next.
+        self.log_widget.anchor()
         if is_command(line):
             await self.run_command(line)
         else:
             self.send(line)
 
     async def run_command(self, line: str) -> None:
+        """The command is echoed first, so each output sits under what asked for it."""
+        await self.log_widget.add(CommandEcho(line if not is_private(line) else line.split()[0]))
         if (prompt_line := prompt_command(line)) is not None:
             await self.run_prompt(*prompt_line)
             return
@@ -283,7 +303,11 @@ class ChatScreen(Screen[None]):
     async def send(self, text: str) -> None:
         await self.log_widget.add(UserMessage(text))
         transcript = Transcript(self.log_widget, self.totals)
+        self._turn_started = self._last_event = time.monotonic()
+        self._tools_running.clear()
         self.streaming = True
+        self._show_activity()
+        ticker = self.set_interval(1.0, self._show_activity)
         try:
             attached = await self.runtime.attach_resources(text)
             if attached.references:
@@ -292,11 +316,20 @@ class ChatScreen(Screen[None]):
             for problem in attached.problems:
                 await self.log_widget.add(Notice(plain(f"Not attached: {problem}"), "warning"))
             async for event in self.runtime.send(attached.text):
+                self._last_event = time.monotonic()
                 await transcript.show(event)
+                if isinstance(event, ToolCallStarted):
+                    self._tools_running[event.id] = (
+                        f"{event.server}/{event.tool}" if event.server else event.tool
+                    )
+                elif isinstance(event, ToolCallFinished):
+                    self._tools_running.pop(event.id, None)
+                    self.refresh_bindings()  # a long result can now be expanded
                 if not isinstance(event, TextDelta):
                     # Text changes no figure; the rest may (totals, tools the agent loaded),
                     # and the status walks every tool, so not once per token.
                     self.show_status()
+                self._show_activity()
         except asyncio.CancelledError:
             await self.log_widget.add(
                 Notice("Interrupted (the agent did not stop in time).", "warning")
@@ -305,9 +338,20 @@ class ChatScreen(Screen[None]):
         except Exception as exc:
             await self.log_widget.add(error_notice(f"The turn failed: {exc}", None))
         finally:
+            ticker.stop()
             await transcript.close_message()
             self.streaming = False
             self.show_status()
+
+    def _show_activity(self) -> None:
+        """How long the turn has run, and how long since the model (or a tool) last showed
+        a sign of life: a stalled stream must not look like a slow one."""
+        now = time.monotonic()
+        bar = self.query_one(StatusBar)
+        with self.app.batch_update():
+            bar.elapsed = int(now - self._turn_started)
+            bar.quiet = int(now - self._last_event)
+            bar.running_tool = next(reversed(self._tools_running.values()), "")
 
     def action_scroll_log(self, direction: int) -> None:
         """Page through the log while the input keeps focus. Scrolling up stops following
@@ -322,7 +366,22 @@ class ChatScreen(Screen[None]):
         if action == "interrupt":
             # Only while a reply streams; otherwise Esc and Ctrl+C keep their usual meaning.
             return self.streaming
+        if action == "expand_result":
+            return self._foldable_result() is not None
         return True
+
+    def _foldable_result(self) -> ToolCallBlock | None:
+        """The focused tool result if it folds, else the newest one that does."""
+        if isinstance(self.focused, ToolCallBlock) and self.focused.foldable:
+            return self.focused
+        foldable = [block for block in self.query(ToolCallBlock) if block.foldable]
+        return foldable[-1] if foldable else None
+
+    def action_expand_result(self) -> None:
+        block = self._foldable_result()
+        if block is not None:
+            block.action_toggle_expanded()
+            self.log_widget.scroll_to_widget(block, animate=False)
 
     def action_interrupt(self) -> None:
         self.interrupt()
@@ -358,6 +417,8 @@ class ChatScreen(Screen[None]):
 
     async def ask_elicitation(self, request: ElicitationRequest) -> types.ElicitResult:
         """The runtime's elicitation handler: a server asks the person; a modal answers."""
+        from mcp import types  # loaded by the connection that asks
+
         answer: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
 
         def done(result: types.ElicitResult | None) -> None:
@@ -494,7 +555,7 @@ class ChatScreen(Screen[None]):
         table.add_column()
         for tool in pinned:
             table.add_row(
-                plain_text(reveal(tool.ref), max_chars=100), plain_text(tool.summary[:100])
+                plain_text(reveal(tool.ref), max_chars=100), plain_text(one_line(tool.summary, 100))
             )
         heading = Notice(f"Pinned tools ({len(pinned)})")
         await self.log_widget.add(heading, Static(table, classes="pinned-list"))
@@ -617,7 +678,33 @@ class ChatScreen(Screen[None]):
         if self.streaming:
             await self.log_widget.add(Notice("Wait for the reply (or Esc) before clearing."))
             return
+        await self.runtime.new_conversation()
+        self.totals = SessionTotals()
         await self.log_widget.clear()
+        await self.log_widget.add(
+            Notice("New conversation. The earlier one is kept: /resume brings it back.")
+        )
+        self.show_status()
+
+    async def command_login(self, _argument: str) -> None:
+        if self.streaming:
+            await self.log_widget.add(Notice("Wait for the reply (or Esc) before /login."))
+            return
+        self.ask_for_key()
+
+    @work(group="login", exclusive=True, exit_on_error=False)
+    async def ask_for_key(self) -> None:
+        key = await self.app.push_screen_wait(LoginScreen())
+        if not key:
+            await self.log_widget.add(Notice("No key given; nothing changed."))
+            return
+        await self.runtime.use_api_key(key)
+        await self.log_widget.add(
+            Notice(
+                "The key is used from your next message on, in this conversation, until you "
+                "quit; it is not saved anywhere. Send your message again."
+            )
+        )
 
     async def command_quit(self, _argument: str) -> None:
         self.app.exit(0)

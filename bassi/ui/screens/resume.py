@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from claude_agent_sdk import SDKSessionInfo
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +17,9 @@ from textual.widgets.option_list import Option
 
 from bassi.ui.safe import plain_line
 
+if TYPE_CHECKING:
+    from claude_agent_sdk import SDKSessionInfo
+
 
 def when(milliseconds: int) -> str:
     """A session's time (the SDK gives epoch milliseconds), local, to the minute."""
@@ -28,7 +30,7 @@ def session_title(session: SDKSessionInfo) -> str:
     return session.custom_title or session.summary or session.first_prompt or session.session_id
 
 
-class ResumeScreen(ModalScreen[SDKSessionInfo | None]):
+class ResumeScreen(ModalScreen["SDKSessionInfo | None"]):
     """Newest first; Enter resumes the highlighted one, Esc keeps the current conversation."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Cancel")]

@@ -14,6 +14,10 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
     async def add(self, *widgets: Widget) -> None:
+        """Append ``widgets``; the first output under an echoed command sits right under it."""
+        last = self.children[-1] if self.children else None
+        if widgets and last is not None and last.has_class("command-echo"):
+            widgets[0].add_class("-answer")
         await self.mount_all(widgets)
 
     async def clear(self) -> None:

@@ -10,7 +10,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from bassi.core.safe_text import clean
-from bassi.ui.safe import plain
+from bassi.ui.safe import plain, plain_line
 
 NoticeLevel = Literal["info", "warning", "error"]
 
@@ -55,3 +55,10 @@ class Notice(Static):
     def __init__(self, content: Content | str, level: NoticeLevel = "info") -> None:
         body = content if isinstance(content, Content) else Content(content)
         super().__init__(body, classes=f"notice -{level}")
+
+
+class CommandEcho(Static):
+    """A slash command as it was typed, above its output, so outputs can be told apart."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(plain_line(line, 200), classes="command-echo")

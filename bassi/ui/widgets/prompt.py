@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Input, Static
@@ -23,6 +24,9 @@ class PromptInput(Input):
         Binding("down", "history(1)", "Next input", show=False),
         Binding("tab", "complete", "Complete", show=False),
     ]
+    SUBMIT_KEYS = ("enter", "ctrl+j")
+    """ctrl+j: an Enter typed ahead while the terminal was not yet in raw mode (bassi
+    starting) arrives as a newline."""
 
     def __init__(
         self,
@@ -50,17 +54,31 @@ class PromptInput(Input):
         offers = self._offers() if self._offers is not None else None
         return completions(self.value, self._tools(), self._pinned(), offers)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "complete":
-            # Without a completion, Tab keeps its usual meaning (move focus).
-            return bool(self.completions())
-        return True
-
     def action_complete(self) -> None:
+        """Tab never leaves the line: without a completion it does nothing."""
         found = self.completions()
         if found:
             self.value = found[0]
             self.cursor_position = len(self.value)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Enter is handled here, in order with the characters around it. As a binding it
+        would first bubble up to the app, while the characters typed after it (in one
+        burst) are already inserted: lines typed ahead would merge."""
+        if event.key in self.SUBMIT_KEYS:
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
+            return
+        await super()._on_key(event)
+
+    async def action_submit(self) -> None:
+        """The line is taken and cleared at once, so what is typed next starts a new line."""
+        line = self.value
+        if not line.strip():
+            return
+        self.value = ""
+        self.post_message(self.Submitted(self, line))
 
     def action_history(self, step: int) -> None:
         if not self.history:

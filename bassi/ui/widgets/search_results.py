@@ -7,7 +7,7 @@ destructive, ...), so a person comparing tools sees it before opening a card."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -17,15 +17,18 @@ from textual.widgets import DataTable
 from bassi.core.hints import Hints
 from bassi.core.reveal import reveal
 from bassi.core.safe_text import one_line
-from bassi.core.search import SearchHit
-from bassi.core.search.highlight import matched_spans
 from bassi.core.tools import ToolInfo
+
+if TYPE_CHECKING:
+    from bassi.core.search import SearchHit
 
 MATCH_STYLE = "bold underline"
 
 
 def highlight(text: str, terms: Iterable[str]) -> Text:
     """``text`` (already safe) with every word matching a query term emphasised."""
+    from bassi.core.search.highlight import matched_spans  # with the search engine, once used
+
     result = Text(text)
     for start, end in matched_spans(text, terms):
         result.stylize(MATCH_STYLE, start, end)

@@ -1,4 +1,5 @@
-"""One line under the input: model, session tokens and cost, tools exposed/pinned, servers."""
+"""One line under the input: model, session tokens and cost, tools exposed/pinned, servers;
+while a turn runs, how long it has run and whether the model has gone quiet."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from bassi.core.registry import ServerEntry, ServerStatus
+
+STALL_SECONDS = 20
+"""After this long without a word from the model, the bar says so, and that Esc stops it."""
 
 
 def tokens(n: int) -> str:
@@ -24,6 +28,12 @@ class StatusBar(Widget):
     mode: reactive[str] = reactive("")
     servers: reactive[tuple[ServerEntry, ...]] = reactive(tuple, always_update=True)
     streaming: reactive[bool] = reactive(False)
+    elapsed: reactive[int] = reactive(0)
+    """Seconds the current turn has run."""
+    quiet: reactive[int] = reactive(0)
+    """Seconds since the turn last showed a sign of life."""
+    running_tool: reactive[str] = reactive("")
+    """The tool call the turn waits for, if any."""
 
     def show_servers(self, entries: Sequence[ServerEntry]) -> None:
         self.servers = tuple(entries)
@@ -54,9 +64,22 @@ class StatusBar(Widget):
         ]
         line = sep.join(parts)
         if self.streaming:
-            busy = "● esc stops │ " if compact else "● replying, esc interrupts · "
-            line = Content.styled(busy, "$text-warning") + line
+            line = self._busy(compact) + sep + line
         return line
+
+    def _busy(self, compact: bool) -> Content:
+        if self.running_tool:
+            what = "tool" if compact else f"running {self.running_tool}"
+            return Content.styled(f"● {what} {self.elapsed} s · esc stops", "$text-warning")
+        if self.quiet >= STALL_SECONDS:
+            said = (
+                f"● no answer for {self.quiet} s · esc stops"
+                if compact
+                else f"● the model has not answered for {self.quiet} s · esc stops it"
+            )
+            return Content.styled(said, "$text-error bold")
+        said = "esc stops" if compact else "esc interrupts"
+        return Content.styled(f"● replying {self.elapsed} s · {said}", "$text-warning")
 
     def _health(self, compact: bool) -> Content:
         entries = self.servers

@@ -3,16 +3,16 @@
 Arguments and results come from the model and from servers, so they are shown as plain text,
 and capped: a tool that returns megabytes must not stall the chat log. A call bassi refused
 before it ran (its arguments broke the tool's schema) reads "refused" with the reason, not
-"error": the tool did not fail, it never ran. While the call runs,
-the server's progress notifications update the header; a finished call shows its structured
-content as a table (a list of records) or indented JSON, and says what its images and
-resources are (type, size) rather than dumping them.
+"error": the tool did not fail, it never ran. While the call runs, the server's progress
+notifications update the header; a finished call shows its result as people read it (see
+``tool_result``: text as text, data as a table or outline, images and resources by type and
+size), folded when long; a call the user interrupted shows one short line.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -22,10 +22,11 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from bassi.core.events import ToolCallStarted
+from bassi.core.events import ToolCallFinished, ToolCallStarted
 from bassi.core.safe_text import clean, one_line
-from bassi.core.tool_results import ResultBlock, ResultData, ResultMedia, data_text, media_label
+from bassi.core.tool_results import ResultBlock, ResultText
 from bassi.ui.safe import plain, plain_line
+from bassi.ui.widgets.tool_result import result_text
 from bassi.ui.wording import counted
 
 PREVIEW_LINES = 6
@@ -59,8 +60,13 @@ def preview(text: str) -> tuple[str, str]:
     return head, f"{len(text) - len(head):,} more characters" if cut else ""
 
 
+EXPAND_KEY = "ctrl+o"
+"""The chat screen's key for the newest folded result (Enter or a click on a focused one)."""
+
+
 class ToolCallBlock(Vertical):
-    """Compact by default; Enter or a click expands a long result."""
+    """Compact by default; a long result is folded, and expands on Enter, a click, or
+    ctrl+o for the newest one. The header always names the server and the tool."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_expanded", "Expand/collapse result")
@@ -81,9 +87,12 @@ class ToolCallBlock(Vertical):
         self.arguments = dict(arguments)
         self.call_id = call_id
         self.result: str | None = None
+        """What the model got back (cleaned); what is shown is ``shown``."""
+        self.shown = ""
         self.is_error = False
         self.refused: str | None = None
         self.progress: str = ""
+        self.interrupted = False
 
     @classmethod
     def of(cls, call: ToolCallStarted) -> ToolCallBlock:
@@ -107,34 +116,54 @@ class ToolCallBlock(Vertical):
         yield arguments
         yield Static(classes="tool-call-result")
 
+    def finish_with(self, result: ToolCallFinished) -> None:
+        self.finish(
+            result.text,
+            result.is_error,
+            result.refused,
+            content=result.content,
+            interrupted=result.interrupted,
+        )
+
     def finish(
         self,
         text: str,
         is_error: bool,
         refused: str | None = None,
-        content: tuple[ResultBlock, ...] = (),
+        *,
+        content: Sequence[ResultBlock] = (),
+        interrupted: bool = False,
     ) -> None:
-        """Show the result; ``refused`` is the reason when bassi refused the call,
-        ``content`` what the server's own result held besides text."""
-        parts = [text]
-        parts += [data_text(b.data) for b in content if isinstance(b, ResultData)]
-        parts += [f"▣ {media_label(b)}" for b in content if isinstance(b, ResultMedia)]
-        self.result = clean("\n".join(p for p in parts if p), max_chars=EXPANDED_CHARS)
-        self.is_error = is_error
+        """Show the result: ``refused`` is the reason when bassi refused the call,
+        ``content`` the result as blocks (default: ``text`` as it is)."""
+        self.result = clean(text, max_chars=EXPANDED_CHARS)
+        self.is_error = is_error and not interrupted
         self.refused = refused
+        self.interrupted = interrupted
+        blocks = content or (ResultText(text),)
+        # The CLI's note to the model about a stopped call is not for people to read.
+        self.shown = (
+            "" if self.interrupted else clean(result_text(blocks), max_chars=EXPANDED_CHARS)
+        )
         self.remove_class("-running")
-        self.set_class(is_error and refused is None, "-error")
+        self.set_class(self.is_error and refused is None, "-error")
         self.set_class(refused is not None, "-refused")
-        self.can_focus = bool(preview(self.result)[1])
+        self.set_class(self.interrupted, "-interrupted")
+        self.can_focus = self.foldable
         if self.is_mounted:
             self._show_result()
+
+    @property
+    def foldable(self) -> bool:
+        """Whether the result is longer than its preview."""
+        return self.result is not None and bool(preview(self.shown)[1])
 
     def on_mount(self) -> None:
         if self.result is not None:
             self._show_result()
 
     def action_toggle_expanded(self) -> None:
-        if self.result is not None and preview(self.result)[1]:
+        if self.foldable:
             self.expanded = not self.expanded
 
     def on_click(self) -> None:
@@ -153,25 +182,29 @@ class ToolCallBlock(Vertical):
             state = Content.styled("⊘ refused: ", "$text-warning bold") + plain_line(
                 self.refused, 160, "$text-warning"
             )
+        elif self.interrupted:
+            state = Content.styled("■ interrupted", "$text-warning")
         elif self.is_error:
             state = Content.styled("✗ error", "$text-error bold")
         else:
             state = Content.styled("✓", "$text-success")
-        parts = [Content.styled("⚙ ", "$text-accent"), plain_line(self.tool, 80, "bold")]
+        parts = [Content.styled("⚙ ", "$text-accent")]
         if self.server:
-            parts += [Content.styled(" · ", "$foreground-muted"), plain_line(self.server, 64)]
+            parts += [plain_line(self.server, 64), Content.styled("/", "$foreground-muted")]
+        parts.append(plain_line(self.tool, 80, "bold"))
         return Content("").join([*parts, Content("  "), state])
 
     def _show_result(self) -> None:
         assert self.result is not None
         self.query_one(".tool-call-header", Static).update(self._header())
         widget = self.query_one(".tool-call-result", Static)
+        widget.display = not self.interrupted
         if self.expanded:
-            body = Content(self.result) + Content.styled("\n(collapse)", "$text-accent underline")
+            body = Content(self.shown) + Content.styled("\n(collapse)", "$text-accent underline")
         else:
-            head, left_out = preview(self.result)
+            head, left_out = preview(self.shown)
             body = Content(head or "(no output)")
             if left_out:
-                more = f"\n… {left_out} (enter/click to expand)"
+                more = f"\n… {left_out} ({EXPAND_KEY} or click to expand)"
                 body = body + Content.styled(more, "$text-accent")
         widget.update(body)

@@ -1,7 +1,8 @@
 """A small stdio MCP server for the UI tests: a note book with a handful of tools.
 
 ``--gate PATH`` makes it wait until PATH exists before it answers anything, so a test decides
-exactly when this "slow server" connects. ``--extra N`` adds N filler tools (a big server).
+exactly when this "slow server" connects. ``--extra N`` adds N filler tools (a big server);
+``--slow`` adds ``wait``, a call that takes as long as asked (to interrupt one).
 """
 
 from __future__ import annotations
@@ -37,11 +38,19 @@ def delete_note(number: int) -> str:
     raise ValueError(f"note {number} does not exist")
 
 
+def wait(seconds: float) -> str:
+    time.sleep(seconds)
+    return f"waited {seconds} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--gate")
     parser.add_argument("--extra", type=int, default=0)
+    parser.add_argument("--slow", action="store_true")
     args = parser.parse_args()
+    if args.slow:
+        server.add_tool(wait, name="wait", description="Wait for some seconds.")
     for i in range(args.extra):
         server.add_tool(
             lambda: "filler", name=f"filler_{i:02}", description=f"Filler tool number {i}."
