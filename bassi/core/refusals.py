@@ -10,10 +10,12 @@ text. A server cannot forge the mark: the proxy strips it from every result a se
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from mcp import types
+from typing import TYPE_CHECKING
 
 from bassi.core.safe_text import one_line
+
+if TYPE_CHECKING:
+    from mcp import types
 
 REFUSED = "bassi/refused"
 REASON_CHARS = 200
@@ -22,6 +24,8 @@ REASON_CHARS = 200
 def refused_result(message: str, reason: str) -> types.CallToolResult:
     """The error result of a call bassi did not run: ``message`` for the model, ``reason``
     (one line) for the chat."""
+    from mcp import types
+
     return types.CallToolResult(
         content=[types.TextContent(text=message)],
         is_error=True,
