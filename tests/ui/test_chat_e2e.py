@@ -405,6 +405,8 @@ async def test_structured_results_read_as_text_and_long_ones_fold(
     app = make_app(env=chat_env, tools_mode=ToolsMode.ALL)
     async with app.run_test(size=BIG) as pilot:
         await app.runtime.catalog.wait_ready(20)
+        for tool in ("notes/add_note", "notes/list_notes"):
+            app.runtime.pin(tool)  # they run without asking
         await submit(pilot, "list my notes")
         await turn_done(pilot, app, "Those are your notes.")
         listing = app.screen.query(ToolCallBlock).last()
@@ -433,6 +435,7 @@ async def test_interrupting_a_tool_shows_a_short_line_not_the_note_to_the_model(
     app = make_app(env=chat_env, tools_mode=ToolsMode.ALL)
     async with app.run_test(size=WIDE) as pilot:
         await app.runtime.catalog.wait_ready(20)
+        app.runtime.pin("notes/wait")  # it runs without asking
         await submit(pilot, "wait a while")
         await wait_for(pilot, lambda: "running notes/wait" in status_line(app), 60, "the call")
         await pilot.press("escape")

@@ -50,8 +50,9 @@ LOOKS = pytest.mark.parametrize(
 )
 
 
-def after_start(*lines: str, then: Steps | None = None) -> Steps:
-    """Wait for the servers, send ``lines`` as typed, then run ``then``."""
+def after_start(*lines: str, then: Steps | None = None, pin: str = "") -> Steps:
+    """Wait for the servers, pin ``pin`` (it runs without asking), send ``lines`` as typed,
+    then run ``then``."""
 
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
@@ -63,6 +64,8 @@ def after_start(*lines: str, then: Steps | None = None) -> Steps:
         await pilot.pause()
         await app.runtime.catalog.wait_ready(20)
         await pilot.pause()
+        if pin:
+            app.runtime.pin(pin)
         for line in lines:
             await submit(pilot, line)
         if then is not None:
@@ -128,7 +131,7 @@ class TestChat:
             )
 
         app = make_app(env=python_first(agent_env), tools_mode=ToolsMode.ALL)
-        run_before = after_start("remember to buy milk", then=replied)
+        run_before = after_start("remember to buy milk", then=replied, pin="notes/add_note")
         assert snap_compare(themed(app, theme), terminal_size=size, run_before=run_before)
 
 
@@ -153,7 +156,9 @@ class TestApproval:
             app = pilot.app
             assert isinstance(app, BassiApp)
             tool = app.runtime.resolve("notes/add_note")
-            request = ApprovalRequest(tool, {"text": "buy milk", "tag": "shopping"})
+            decision = app.runtime.policy.decide(tool)
+            arguments = {"text": "buy milk", "tag": "shopping"}
+            request = ApprovalRequest(tool, arguments, decision, tool.qualified_name)
             target = app.runtime.catalog.registry.server("notes").target
             await app.push_screen(ApprovalScreen(request, server_target=target))
             await pilot.pause()
