@@ -42,7 +42,7 @@ COLUMNS, LINES = 120, 40
 TIMEOUT_S = 60.0
 IN_PROCESS = ("bash", "task_automation", "web")
 """The servers bassi ships (``mcp_servers.SHIPPED_SERVERS``)."""
-STATUS_ICONS = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏…●✗○"
+STATUS_ICONS = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏…●✗○?"
 """What the catalog puts before a server's name: a spinner frame while it connects, or its
 status."""
 MINIMAL_APP = """
@@ -186,8 +186,11 @@ def main() -> int:
             label, _, executable = spec.partition("=")
             targets.append(bassi_target(label, str(Path(executable).resolve())))
         projects = {t.label: project(root / t.label, sys.executable) for t in targets[1:]}
-        for target in targets[1:]:  # warm-up: builds the index cache in the project
-            run_once(target, projects[target.label], env)
+        for target in targets[1:]:
+            # As a person would once: approve the project's server, so it may start.
+            approve = [*target.command, "mcp", "approve"]
+            subprocess.run(approve, cwd=projects[target.label], env=env, capture_output=True)
+            run_once(target, projects[target.label], env)  # warm-up: the index cache
         for round_number in range(args.rounds):
             order = targets if round_number % 2 == 0 else targets[::-1]
             for target in order:
