@@ -7,7 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("mcp", "claude_agent_sdk", "numpy", "onnxruntime", "whoosh", "tokenizers", "httpx")
+HEAVY = (
+    "mcp",
+    "mcp_types",
+    "claude_agent_sdk",
+    "numpy",
+    "onnxruntime",
+    "whoosh",
+    "tokenizers",
+    "httpx",
+    "httpx2",
+)
 
 FIRST_SCREEN = """
 import sys

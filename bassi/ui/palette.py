@@ -14,12 +14,12 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from bassi.core.safe_text import one_line
-from bassi.core.search import SearchHit
 from bassi.core.tools import ToolInfo
 from bassi.ui.widgets.search_results import highlight
 from bassi.ui.wording import counted
 
 if TYPE_CHECKING:
+    from bassi.core.search import SearchHit
     from bassi.ui.app import BassiApp
 
 LIMIT = 20

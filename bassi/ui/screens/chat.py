@@ -49,7 +49,6 @@ from bassi.ui.commands import (
 from bassi.ui.completion import Offers
 from bassi.ui.safe import plain, plain_line, plain_text
 from bassi.ui.screens.approval import ApprovalScreen
-from bassi.ui.screens.elicitation import ElicitationScreen
 from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.resume import ResumeScreen, session_title, when
@@ -418,6 +417,8 @@ class ChatScreen(Screen[None]):
     async def ask_elicitation(self, request: ElicitationRequest) -> types.ElicitResult:
         """The runtime's elicitation handler: a server asks the person; a modal answers."""
         from mcp import types  # loaded by the connection that asks
+
+        from bassi.ui.screens.elicitation import ElicitationScreen
 
         answer: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
 

@@ -26,7 +26,6 @@ from textual.widgets import DataTable, Footer, Static
 
 from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import HttpServerConfig
-from bassi.core.oauth import SignInError
 from bassi.core.registry import ServerEntry, ServerStatus
 from bassi.ui.safe import plain, plain_line, plain_text
 from bassi.ui.wording import STATUS_STYLE, counted
@@ -242,6 +241,8 @@ class ServerManagerScreen(ModalScreen[None]):
         async def show_and_open(url: str) -> None:
             self.say(f"Sign in to {server} in your browser. If it did not open, go to:\n{url}")
             await asyncio.to_thread(self.open_url, url)
+
+        from bassi.core.oauth import SignInError  # loaded by the sign-in itself
 
         try:
             await self.catalog.sign_in(server, show_and_open)
