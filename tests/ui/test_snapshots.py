@@ -5,8 +5,7 @@ blink, commands are started as ``python notes_server.py`` (no machine paths), re
 from the scripted model, and times shown are pinned (conversations' dates, in UTC).
 Update after an intended change with ``pytest tests/ui/test_snapshots.py --snapshot-update``.
 
-One class per feature, each test run over ``LOOKS``. The ``/mcp`` screen (being built) gets
-its own class here, ``TestMcpScreen``, over the same ``LOOKS``.
+One class per feature, each test run over ``LOOKS``.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from bassi.core.tools import ToolInfo
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
 from bassi.ui.screens.resume import ResumeScreen
+from bassi.ui.screens.servers import ServerManagerScreen
 from bassi.ui.widgets.messages import Notice
 from bassi.ui.widgets.prompt import PromptInput
 from bassi.ui.widgets.search_results import SearchResults
@@ -199,6 +199,26 @@ class TestResume:
 
         run_before = after_start("/resume", then=picker)
         assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+class TestMcpScreen:
+    """``/mcp`` with a connected server and a failed one highlighted: its target, its error
+    and the actions its state offers."""
+
+    @LOOKS
+    def test_manager(
+        self, snap_compare: SnapCompare, make_app: AppFactory, size: Any, theme: str
+    ) -> None:
+        async def failed_one(pilot: Pilot[Any]) -> None:
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, ServerManagerScreen), 20)
+            await pilot.pause()
+            await pilot.press("down", "down")  # the server whose command is missing
+            await pilot.pause()
+
+        app = themed(make_app(), theme)
+        assert snap_compare(
+            app, terminal_size=size, run_before=after_start("/mcp", then=failed_one)
+        )
 
 
 class TestSearch:
