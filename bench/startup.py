@@ -188,7 +188,7 @@ def main() -> int:
         projects = {t.label: project(root / t.label, sys.executable) for t in targets[1:]}
         for target in targets[1:]:
             # As a person would once: approve the project's server, so it may start.
-            approve = [*target.command, "mcp", "approve"]
+            approve = [*target.command, "mcp", "approve", "--all"]
             subprocess.run(approve, cwd=projects[target.label], env=env, capture_output=True)
             run_once(target, projects[target.label], env)  # warm-up: the index cache
         for round_number in range(args.rounds):
