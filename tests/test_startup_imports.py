@@ -17,6 +17,7 @@ HEAVY = (
     "tokenizers",
     "httpx",
     "httpx2",
+    "jsonschema",
 )
 
 FIRST_SCREEN = """

@@ -53,7 +53,6 @@ from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
 from bassi.core.tools import META_SERVER, Origin, ToolInfo
 from bassi.core.trust import PendingServer, ProjectTrust, Standing
-from bassi.core.validation import SchemaChecks
 
 if TYPE_CHECKING:
     # The MCP client and the search engine are imported when servers are connected, not
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     )
     from bassi.core.oauth import OAuth, OpenUrl
     from bassi.core.search import ToolIndex
+    from bassi.core.validation import SchemaChecks
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,9 @@ _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent
 IN_PROCESS_TARGET = "in-process"
 """What the catalog shows as where a server bassi ships runs."""
 
-CONNECTING_MODULES = ("bassi.core.connections", "bassi.core.search")
-"""What connecting needs (``mcp``, the index), imported in a thread by ``start``."""
+CONNECTING_MODULES = ("bassi.core.connections", "bassi.core.search", "bassi.core.validation")
+"""What connecting needs (``mcp``, the index, the schema checker), imported in a thread by
+``start``."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -150,7 +151,7 @@ class Catalog:
         self.settings = settings
         self.registry = Registry()
         self._index = index
-        self.schemas = SchemaChecks()
+        self._schemas: SchemaChecks | None = None
         self.trust = trust if trust is not None else ProjectTrust.load(settings)
         user_file = settings.config_dir / USER_SERVERS_FILE
         user = load_mcp_config(user_file, settings.env, project_dir=settings.project_dir)
@@ -191,6 +192,15 @@ class Catalog:
         self._registered_all = False
         self._connecting = asyncio.Event()
         """Set once ``start`` has begun every connection."""
+
+    @property
+    def schemas(self) -> SchemaChecks:
+        """The tools' compiled schemas, made on first use (it imports jsonschema)."""
+        if self._schemas is None:
+            from bassi.core.validation import SchemaChecks
+
+            self._schemas = SchemaChecks()
+        return self._schemas
 
     @property
     def index(self) -> ToolIndex:
@@ -615,7 +625,8 @@ class Catalog:
 
     async def close(self) -> None:
         """Close every session and stop every server process."""
-        self.schemas.close()
+        if self._schemas is not None:
+            self._schemas.close()
         await asyncio.gather(*(c.close() for c in self._connections.values()))
 
     async def __aenter__(self) -> Catalog:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,8 +13,10 @@ from textual.widgets import Footer
 
 from bassi.core.policy import AccessPolicy
 from bassi.core.tools import ToolInfo
-from bassi.core.validation import SchemaChecks
 from bassi.ui.widgets.tool_card import ToolCard
+
+if TYPE_CHECKING:
+    from bassi.core.validation import SchemaChecks
 
 
 class ToolCardScreen(ModalScreen[None]):

@@ -13,6 +13,8 @@ tool's calls, they reach the server as the model wrote them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.table import Table
@@ -28,8 +30,10 @@ from bassi.core.parameters import Parameter, parameters
 from bassi.core.policy import AccessPolicy, Decision, Verdict
 from bassi.core.reveal import reveal
 from bassi.core.tools import Origin, ToolInfo
-from bassi.core.validation import SchemaChecks
 from bassi.ui.safe import plain, plain_line, plain_text
+
+if TYPE_CHECKING:
+    from bassi.core.validation import SchemaChecks
 
 MUTED = "$foreground-muted"
 
