@@ -181,6 +181,7 @@ async def test_list_changes_refresh_tools_prompts_resources_and_the_index(
         )
 
     await until(grown)
+    await catalog.wait_ready()  # the index takes the new tool in its own thread
     assert catalog.index.search("fresh_tool")[0].tool.ref == "feat/fresh_tool"
 
 
