@@ -21,7 +21,7 @@ from typing import NamedTuple
 from bassi.core.grants import Grants
 from bassi.core.names import ServerNames
 from bassi.core.permissions import PermissionRules, Rule
-from bassi.core.registry import Registry, ToolNotFoundError
+from bassi.core.registry import Registry, ServerEntry, ToolNotFoundError
 from bassi.core.settings import Settings, ToolsMode
 from bassi.core.tools import ToolInfo, qualified_name
 
@@ -77,7 +77,10 @@ class ToolExposure:
         self._grants = grants
         self._rules = rules
         self._loaded: set[str] = set()
-        self._total_tokens: int | None = None
+        self._chars: dict[str, int] = {}
+        """Per server, the size of its allowed tool definitions, worked out once per change
+        of that server: summing every tool again at each server's change is quadratic in a
+        big catalog's start-up, on the event loop."""
         self._core: frozenset[str] | None = None
         self._names: dict[str, ServerNames] = {}
         registry.subscribe(self._forget_derived)
@@ -116,14 +119,16 @@ class ToolExposure:
     def total_tokens(self) -> int:
         """Estimated tokens of every available, not denied tool definition: what ``all``
         mode would send."""
-        if self._total_tokens is None:
-            chars = sum(
-                definition_chars(t)
-                for t in self._registry.tools(available_only=True)
-                if self.denied_by(t) is None
-            )
-            self._total_tokens = estimate_tokens(chars)
-        return self._total_tokens
+        return estimate_tokens(sum(self._server_chars(e) for e in self._registry.servers()))
+
+    def _server_chars(self, entry: ServerEntry) -> int:
+        if not entry.available:
+            return 0
+        chars = self._chars.get(entry.name)
+        if chars is None:
+            chars = sum(definition_chars(t) for t in entry.tools if self.denied_by(t) is None)
+            self._chars[entry.name] = chars
+        return chars
 
     def reason(self, tool: ToolInfo) -> Reason | None:
         """Why the model sees ``tool`` now, or None when it does not."""
@@ -198,7 +203,7 @@ class ToolExposure:
         )
 
     def _forget_derived(self, server: str) -> None:
-        self._total_tokens = None
+        self._chars.pop(server, None)
         self._core = None
         self._names.pop(server, None)
 
