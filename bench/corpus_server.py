@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +46,14 @@ def bench_env(scratch: Path) -> dict[str, str]:
     return env
 
 
-def approve_project(project: Path, env: Mapping[str, str]) -> None:
-    """Approve the project's servers as a person would once (``bassi mcp approve --all``):
-    a project's own ``.mcp.json`` starts nothing until then."""
+def approve_project(
+    project: Path, env: Mapping[str, str], bassi: Sequence[str] = (sys.executable, "-m", "bassi")
+) -> None:
+    """Approve the project's servers as a person would once (``bassi mcp approve --all``,
+    with the ``bassi`` being timed): a project's own ``.mcp.json`` starts nothing until
+    then."""
     subprocess.run(
-        [sys.executable, "-m", "bassi", "mcp", "approve", "--all"],
+        [*bassi, "mcp", "approve", "--all"],
         cwd=project,
         env=dict(env),
         capture_output=True,

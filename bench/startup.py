@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus_server import approve_project
+
 COLUMNS, LINES = 120, 40
 TIMEOUT_S = 60.0
 IN_PROCESS = ("bash", "task_automation", "web")
@@ -187,9 +189,7 @@ def main() -> int:
             targets.append(bassi_target(label, str(Path(executable).resolve())))
         projects = {t.label: project(root / t.label, sys.executable) for t in targets[1:]}
         for target in targets[1:]:
-            # As a person would once: approve the project's server, so it may start.
-            approve = [*target.command, "mcp", "approve", "--all"]
-            subprocess.run(approve, cwd=projects[target.label], env=env, capture_output=True)
+            approve_project(projects[target.label], env, target.command)
             run_once(target, projects[target.label], env)  # warm-up: the index cache
         for round_number in range(args.rounds):
             order = targets if round_number % 2 == 0 else targets[::-1]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mcp import types
 
-from bassi.core.offers import ResourceInfo, ResourceTemplateInfo
+from bassi.core.offers import ResourceInfo, ResourceTemplateInfo, resource_reference
 from bassi.core.tool_results import (
     ResultBlock,
     ResultMedia,
@@ -38,7 +38,7 @@ class ResourceReference:
 
     @property
     def text(self) -> str:
-        return f"@{self.server}:{self.uri}"
+        return resource_reference(self.server, self.uri)
 
 
 def resource_references(

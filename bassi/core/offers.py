@@ -21,6 +21,11 @@ class OfferError(Exception):
     """A prompt or resource could not be fetched; the message is for the person."""
 
 
+def resource_reference(server: str, uri: str) -> str:
+    """How a message names a server's resource: ``@server:uri``."""
+    return f"@{server}:{uri}"
+
+
 @dataclass(frozen=True, slots=True)
 class PromptArgument:
     name: str
@@ -67,7 +72,7 @@ class ResourceInfo:
     @property
     def reference(self) -> str:
         """How a message names it: ``@server:uri``."""
-        return f"@{self.server}:{self.uri}"
+        return resource_reference(self.server, self.uri)
 
     @classmethod
     def from_mcp(cls, server: str, resource: types.Resource) -> ResourceInfo:
@@ -91,7 +96,7 @@ class ResourceTemplateInfo:
 
     @property
     def reference(self) -> str:
-        return f"@{self.server}:{self.uri_template}"
+        return resource_reference(self.server, self.uri_template)
 
     @property
     def stem(self) -> str:
