@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.widget import Widget
@@ -26,8 +27,11 @@ from bassi.core.events import (
 from bassi.core.history import HistoryItem, UserText
 from bassi.ui.safe import plain
 from bassi.ui.widgets.chat_log import ChatLog
-from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
+from bassi.ui.widgets.messages import Notice, UserMessage
 from bassi.ui.widgets.tool_call import ToolCallBlock
+
+if TYPE_CHECKING:
+    from bassi.ui.widgets.reply import AssistantMessage
 
 
 @dataclass
@@ -63,6 +67,14 @@ class SessionTotals:
         self.duration_ms += turn.duration_ms
 
 
+def assistant_message(text: str | None = None) -> AssistantMessage:
+    """A block for the assistant's reply. Its module (the Markdown widget and its parser)
+    loads here, at the first reply, rather than before the first screen is painted."""
+    from bassi.ui.widgets.reply import AssistantMessage
+
+    return AssistantMessage(text)
+
+
 class Transcript:
     def __init__(self, log: ChatLog, totals: SessionTotals) -> None:
         self.log = log
@@ -73,7 +85,7 @@ class Transcript:
     async def show(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
             if self._message is None:
-                self._message = AssistantMessage()
+                self._message = assistant_message()
                 await self.log.add(self._message)
             await self._message.write(event.text)
         elif isinstance(event, ToolCallStarted):
@@ -132,7 +144,7 @@ def replayed(items: Sequence[HistoryItem]) -> list[Widget]:
         if isinstance(item, UserText):
             widgets.append(UserMessage(item.text))
         elif isinstance(item, TextDelta):
-            widgets.append(AssistantMessage(item.text))
+            widgets.append(assistant_message(item.text))
         elif isinstance(item, ToolCallStarted):
             block = ToolCallBlock.of(item)
             calls[item.id] = block

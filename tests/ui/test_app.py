@@ -22,8 +22,9 @@ from bassi.ui.app import BassiApp
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.widgets.catalog import CatalogView
 from bassi.ui.widgets.chat_log import ChatLog
-from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
+from bassi.ui.widgets.messages import Notice, UserMessage
 from bassi.ui.widgets.prompt import CompletionHint, PromptInput
+from bassi.ui.widgets.reply import AssistantMessage
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard

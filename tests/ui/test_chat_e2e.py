@@ -23,7 +23,8 @@ from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.resume import ResumeScreen
 from bassi.ui.widgets import status_bar
 from bassi.ui.widgets.chat_log import ChatLog
-from bassi.ui.widgets.messages import AssistantMessage, Notice, UserMessage
+from bassi.ui.widgets.messages import Notice, UserMessage
+from bassi.ui.widgets.reply import AssistantMessage
 from bassi.ui.widgets.status_bar import StatusBar
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from tests.conftest import HANG_SECONDS

@@ -11,7 +11,8 @@ from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import SearchHit
 from bassi.core.tools import Origin, ToolInfo
 from bassi.ui.widgets.catalog import CatalogView
-from bassi.ui.widgets.messages import AssistantMessage, UserMessage
+from bassi.ui.widgets.messages import UserMessage
+from bassi.ui.widgets.reply import AssistantMessage
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_call import ToolCallBlock
 from bassi.ui.widgets.tool_card import ToolCard
