@@ -212,12 +212,21 @@ class CatalogView(Vertical):
                 Content.styled("⚠ ", "$text-warning") + plain(problem, max_chars=600),
                 classes="catalog-problem",
             )
+        # The servers known now are composed with the rest, so the catalog is on screen in
+        # one layout pass; ``_sync`` follows the registry from there.
+        entries = self.registry.servers()
         yield Static(
             Content.styled("bassi's own servers", "$foreground-muted"), id="in-process-title"
         )
-        yield Vertical(id="in-process", classes="server-list")
+        with Vertical(id="in-process", classes="server-list"):
+            for entry in entries:
+                if entry.origin is Origin.IN_PROCESS:
+                    yield ServerGroup(entry, self.policy)
         yield Static(Content.styled("External servers", "$foreground-muted"), id="external-title")
-        yield Vertical(id="external", classes="server-list")
+        with Vertical(id="external", classes="server-list"):
+            for entry in entries:
+                if entry.origin is Origin.EXTERNAL:
+                    yield ServerGroup(entry, self.policy)
         yield Static(classes="catalog-total")
 
     def on_mount(self) -> None:
