@@ -18,6 +18,7 @@ HEAVY = (
     "httpx",
     "httpx2",
     "jsonschema",
+    "markdown_it",
 )
 
 FIRST_SCREEN = """
