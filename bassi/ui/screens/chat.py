@@ -78,6 +78,9 @@ INTERRUPT_GRACE_S = 5.0
 
 
 class ChatScreen(Screen[None]):
+    AUTO_FOCUS = "#prompt"
+    """The input line has the focus from the start (focusing it later, after the log took
+    it, would restyle the whole log before the first paint)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
@@ -136,7 +139,6 @@ class ChatScreen(Screen[None]):
             await self.log_widget.add(Notice(plain(warning), "warning"))
         await self.log_widget.add(self._catalog())
         self.show_status()
-        self.query_one(PromptInput).focus()
         # After the first paint: starting imports mcp and the search engine (in a thread,
         # but it still competes for the interpreter), and the catalog must be on screen first.
         self.call_after_refresh(self.start_runtime)
