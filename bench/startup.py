@@ -9,8 +9,9 @@ run one at a time, interleaved round by round, so machine load hits them alike.
   ``skeleton`` is when the catalog shows bassi's own servers and the external one (names
   and status), ``in-process`` when every in-process server shows its tool count.
 
-The first start in the project is a warm-up (it builds the search-index cache): the figures
-are for second and later starts. Compare two checkouts in one run with ``--bassi``::
+The first start in the project is a warm-up (it builds the search-index cache and writes
+the compiled modules): the figures are for second and later starts. Compare two checkouts
+in one run with ``--bassi``::
 
     .venv/bin/python bench/startup.py --rounds 5
     .venv/bin/python bench/startup.py --bassi before=../main/.venv/bin/bassi \\
@@ -169,10 +170,14 @@ def main() -> int:
     given = args.bassi or [f"bassi={here / 'bassi'}"]
     with tempfile.TemporaryDirectory(prefix="bassi-startup-") as tmp:
         root = Path(tmp)
+        # PYTHONDONTWRITEBYTECODE is left out too: a person's bassi keeps its compiled
+        # modules (the warm-up start writes them), and without them every start would
+        # compile the checkout again, by how much depending on its state.
         env = {
             key: value
             for key, value in os.environ.items()
             if not key.startswith(("ANTHROPIC_", "CLAUDE_", "BASSI_"))
+            and key != "PYTHONDONTWRITEBYTECODE"
         }
         env |= {
             "HOME": str(root / "home"),
