@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import mcp_types as types
 from anyio.abc import ByteReceiveStream, Process
 
 from bassi.core.secrets import without_agent_credentials
-from mcp_servers._toolkit import ToolFailure, env_number, text_result
+from mcp_servers._toolkit import ToolFailure, ToolOutput, env_number, text_result
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -122,7 +121,7 @@ class ProcessResult:
     timeout: float
     elapsed: float
 
-    def to_tool_result(self) -> types.CallToolResult:
+    def to_tool_result(self) -> ToolOutput:
         """What the model reads. A non-zero exit is an error result, as with Claude Code's own
         Bash tool, so a failed step stands out in the transcript."""
         if self.timed_out:

@@ -1,10 +1,11 @@
 """What every shipped server shares: declaring tools, turning failures into error results, and
-serving over stdio.
+reading limits from the environment.
 
-The servers are plain lowlevel ``mcp.server.Server`` objects because that is the one shape that
-works everywhere bassi needs it: the Agent SDK's in-process bridge calls ``Server.run`` over
-memory streams, ``mcp.Client`` connects to it in process, and ``stdio_server`` serves it to any
-other client.
+Nothing here imports the MCP library. A server is declared as a ``ServerDefinition``: plain
+Python objects that bassi lists and calls directly in its own process (its first screen shows
+them connected without waiting for ``mcp``, about a second to import), and that
+``mcp_servers._serving`` turns into a lowlevel ``mcp.server.Server`` for every other client
+(``python -m mcp_servers.<name>`` over stdio, mcp's in-memory transport in tests).
 """
 
 from __future__ import annotations
@@ -12,20 +13,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-import signal
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-import anyio
-import mcp_types as types
-from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, ValidationError
-
-from bassi import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -44,23 +36,35 @@ class ToolFailure(Exception):
     """Raised by a tool handler for an expected failure; its message is what the model reads."""
 
 
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a shipped tool answers: text for the model, marked as an error or not."""
+
+    text: str
+    is_error: bool = False
+
+
 @dataclass(frozen=True)
 class ToolSpec(Generic[ArgsT]):
     name: str
     description: str
     args: type[ArgsT]
-    handler: Callable[[ArgsT], Awaitable[types.CallToolResult]]
-    annotations: types.ToolAnnotations | None = None
+    handler: Callable[[ArgsT], Awaitable[ToolOutput]]
+    annotations: Mapping[str, Any] | None = None
+    """MCP tool annotations as they go on the wire (``title``, ``readOnlyHint``, ...)."""
 
-    def to_mcp(self) -> types.Tool:
-        return types.Tool(
-            name=self.name,
-            description=self.description,
-            input_schema=compact_schema(self.args.model_json_schema()),
-            annotations=self.annotations,
-        )
+    def definition(self) -> dict[str, Any]:
+        """The tool as MCP's ``tools/list`` spells it."""
+        listed: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": compact_schema(self.args.model_json_schema()),
+        }
+        if self.annotations:
+            listed["annotations"] = dict(self.annotations)
+        return listed
 
-    async def call(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def call(self, arguments: Mapping[str, Any]) -> ToolOutput:
         try:
             args = self.args.model_validate(dict(arguments))
         except ValidationError as exc:
@@ -74,74 +78,30 @@ class ToolSpec(Generic[ArgsT]):
             return text_result(f"{self.name} failed: {type(exc).__name__}: {exc}", error=True)
 
 
-def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+@dataclass(frozen=True)
+class ServerDefinition:
+    """One shipped server: its name, what it is for, and its tools."""
 
+    name: str
+    instructions: str
+    tools: Sequence[ToolSpec[Any]]
 
-def build_server(name: str, instructions: str, tools: Sequence[ToolSpec[Any]]) -> Server[Any]:
-    by_name = {tool.name: tool for tool in tools}
-    listing = types.ListToolsResult(tools=[tool.to_mcp() for tool in tools])
+    def tool(self, name: str) -> ToolSpec[Any] | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return listing
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        tool = by_name.get(params.name)
-        if tool is None:
-            known = ", ".join(by_name)
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Run ``tool``; an unknown name is an error result that lists the known ones."""
+        spec = self.tool(tool)
+        if spec is None:
+            known = ", ".join(t.name for t in self.tools)
             return text_result(
-                f"Unknown tool {params.name!r}; server {name!r} has: {known}", error=True
+                f"Unknown tool {tool!r}; server {self.name!r} has: {known}", error=True
             )
-        return await tool.call(params.arguments or {})
-
-    return Server(
-        name,
-        version=__version__,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+        return await spec.call(arguments)
 
 
-def serve_stdio(factory: Callable[[Path], Server[Any]]) -> None:
-    """The body of each ``python -m mcp_servers.<name>``: serve a fresh server on stdin/stdout
-    until the client closes the connection. The project directory is the first argument, or
-    the working directory the client started the server in."""
-    project_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
-    if not project_dir.is_dir():
-        sys.exit(f"{sys.argv[0]}: project directory {project_dir} does not exist")
-    server = factory(project_dir)
-
-    async def serve() -> None:
-        stopped_by: list[int] = []
-        async with stdio_server() as (read_stream, write_stream):
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_stop_on_signal, tasks.cancel_scope, stopped_by)
-                await server.run(read_stream, write_stream, server.create_initialization_options())
-                tasks.cancel_scope.cancel()
-            if stopped_by:
-                # Running tools were cancelled and have killed what they started. Leaving
-                # stdio_server() would now wait for its stdin reader thread, which only a
-                # client that closes the pipe can release: exit at once instead.
-                sys.stderr.flush()
-                os._exit(128 + stopped_by[0])
-
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    anyio.run(serve)
-
-
-async def _stop_on_signal(scope: anyio.CancelScope, stopped_by: list[int]) -> None:
-    """Turn SIGTERM, SIGINT and SIGHUP into cancellation, so running tools get to clean up
-    (kill the process groups they started) instead of the server dying around them."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-        async for signum in signals:
-            stopped_by.append(signum)
-            scope.cancel()
-            return
+def text_result(text: str, *, error: bool = False) -> ToolOutput:
+    return ToolOutput(text, is_error=error)
 
 
 def env_number(env: Mapping[str, str] | None, name: str, default: float) -> float:

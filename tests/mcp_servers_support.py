@@ -5,7 +5,6 @@ mcp_servers.<name>`` over stdio (what any other MCP client does)."""
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import signal
 import sys
@@ -18,6 +17,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp_servers import SHIPPED_SERVERS
 from tests.discovery_fixtures import marked_processes, new_marker, text_of
 
 TRANSPORTS = ("memory", "stdio")
@@ -36,8 +36,7 @@ async def connect(
     env = dict(env or {})
     server: Any
     if transport == "memory":
-        module = importlib.import_module(f"mcp_servers.{name}")
-        server = module.create_server(project_dir, env={**os.environ, **env})
+        server = SHIPPED_SERVERS[name](project_dir, env={**os.environ, **env})
     else:
         server = StdioServerParameters(
             command=sys.executable,

@@ -3,20 +3,26 @@ and the search index kept in step, calls routed over the open sessions."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from bassi.core.catalog import Catalog
 from bassi.core.mcp_config import StdioServerConfig
 from bassi.core.registry import ServerStatus
 from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
-from bassi.core.tools import Origin
+from bassi.core.tools import Origin, ToolInfo
+from mcp_servers import SHIPPED_SERVERS, ShippedServer
 from tests.conftest import HANG_SECONDS, descendant_pids
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
@@ -269,6 +275,122 @@ async def test_the_shipped_servers_are_the_default(tmp_path: Path) -> None:
         assert [e.name for e in entries] == list(SHIPPED_SERVERS)
         assert all(e.origin is Origin.IN_PROCESS and e.available for e in entries), entries
         assert all(e.tools for e in entries)
+    finally:
+        await catalog.close()
+
+
+OWN_SERVERS_ALONE = """
+import asyncio, json, sys
+from pathlib import Path
+from bassi.core.catalog import Catalog
+from bassi.core.settings import Settings
+
+async def main():
+    project = Path(sys.argv[1])
+    catalog = Catalog(Settings(project_dir=project, env={"HOME": str(project)}))
+    await catalog.start()
+    await catalog.wait_ready()
+    entries = {
+        e.name: [e.status.value, [t.name for t in e.tools]] for e in catalog.registry.servers()
+    }
+    client_loaded = any(m == "mcp" or m.startswith(("mcp.", "mcp_types")) for m in sys.modules)
+    await catalog.close()
+    print(json.dumps({"servers": entries, "mcp": client_loaded}))
+
+asyncio.run(main())
+"""
+
+
+def test_bassis_own_servers_connect_without_loading_the_mcp_client(tmp_path: Path) -> None:
+    """They are Python code in bassi's process: listed as soon as their modules load, not
+    after the MCP library (about a second), which is what puts them on the first screen."""
+    done = subprocess.run(
+        [sys.executable, "-c", OWN_SERVERS_ALONE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(done.stdout)
+    assert report["servers"] == {
+        "bash": ["connected", ["execute"]],
+        "web": ["connected", ["search", "fetch"]],
+        "task_automation": ["connected", ["execute_python"]],
+    }
+    assert report["mcp"] is False
+
+
+async def test_own_servers_list_what_they_list_over_mcp(tmp_path: Path) -> None:
+    """Called directly or served over MCP (stdio for other clients), a shipped server offers
+    the same tools, word for word."""
+    catalog = Catalog(project_settings(tmp_path, {}), index=ToolIndex())
+    await catalog.start()
+    try:
+        await catalog.wait_ready()
+        for name, server in SHIPPED_SERVERS.items():
+            async with Client(server(tmp_path), mode="legacy") as client:
+                listed = (await client.list_tools()).tools
+            over_mcp = [
+                ToolInfo.from_mcp(
+                    name,
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    Origin.IN_PROCESS,
+                )
+                for t in listed
+            ]
+            assert list(catalog.registry.server(name).tools) == over_mcp
+    finally:
+        await catalog.close()
+
+
+async def test_own_tools_are_called_directly_with_deadline_and_cancel(tmp_path: Path) -> None:
+    catalog = Catalog(project_settings(tmp_path, {}), index=ToolIndex())
+    await catalog.start()
+    try:
+        await catalog.wait_ready()
+        ran = await catalog.call_tool("bash", "execute", {"command": "echo hello"})
+        assert not ran.is_error
+        assert "hello" in text_of(ran)
+        failed = await catalog.call_tool("bash", "execute", {"command": "exit 3"})
+        assert failed.is_error and "Exit code 3" in text_of(failed)
+        wrong = await catalog.call_tool("bash", "execute", {"comand": "ls"})
+        assert wrong.is_error and "Invalid arguments for execute" in text_of(wrong)
+        unknown = await catalog.call_tool("bash", "nope", {})
+        assert unknown.is_error and "Unknown tool 'nope'" in text_of(unknown)
+
+        before = set(descendant_pids())
+        late = await catalog.call_tool("bash", "execute", {"command": "sleep 60"}, timeout=0.5)
+        assert late.is_error
+        assert text_of(late) == "tool 'execute' on server 'bash' did not answer within 0.5 s"
+        await until(lambda: set(descendant_pids()) <= before)
+
+        call = asyncio.ensure_future(catalog.call_tool("bash", "execute", {"command": "sleep 60"}))
+        await until(lambda: bool(set(descendant_pids()) - before))
+        assert catalog.cancel_calls() == 1
+        cancelled = await asyncio.wait_for(call, HANG_SECONDS)
+        assert text_of(cancelled) == "the user cancelled the call to 'execute' on server 'bash'"
+        await until(lambda: set(descendant_pids()) <= before)
+    finally:
+        await catalog.close()
+
+
+async def test_an_own_server_that_cannot_be_defined_is_failed_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    shipped = {"bash": SHIPPED_SERVERS["bash"], "broken": ShippedServer("no_such_server")}
+    catalog = Catalog(project_settings(tmp_path, {}), shipped=shipped, index=ToolIndex())
+    await catalog.start()
+    try:
+        await catalog.wait_ready()
+        entry = catalog.registry.server("broken")
+        assert entry.status is ServerStatus.FAILED
+        assert entry.error == (
+            "could not be created: ModuleNotFoundError: "
+            "No module named 'mcp_servers.no_such_server'"
+        )
+        refused = await catalog.call_tool("broken", "execute", {"command": "true"})
+        assert refused.is_error and "not available" in text_of(refused)
+        assert catalog.registry.server("bash").available
     finally:
         await catalog.close()
 

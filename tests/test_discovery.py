@@ -23,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from bassi.core.connections import InProcessServer, ServerConnection, ServerSpec
+from bassi.core.connections import ServerConnection, ServerSpec
+from bassi.core.in_process import InProcessServer
 from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig, parse_mcp_config
 from bassi.core.registry import ServerStatus
 from tests.conftest import HANG_SECONDS, descendant_pids

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bassi.core import catalog_cache
 from bassi.core.masking import display_target, identity
@@ -53,6 +53,7 @@ from bassi.core.server_memory import ServerMemory
 from bassi.core.settings import Settings
 from bassi.core.tools import META_SERVER, Origin, ToolInfo
 from bassi.core.trust import PendingServer, ProjectTrust, Standing
+from mcp_servers import SHIPPED_SERVERS, ShippedServer
 
 if TYPE_CHECKING:
     # The MCP client and the search engine are imported when servers are connected, not
@@ -65,11 +66,15 @@ if TYPE_CHECKING:
         ServerConnection,
         ServerSpec,
     )
+    from bassi.core.in_process import ShippedConnection
     from bassi.core.oauth import OAuth, OpenUrl
     from bassi.core.search import ToolIndex
     from bassi.core.validation import SchemaChecks
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    Connection: TypeAlias = ServerConnection | ShippedConnection
 
 _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent  # type: ignore[union-attr]
 """Where the servers bassi ships live (found without importing them)."""
@@ -77,9 +82,12 @@ _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent
 IN_PROCESS_TARGET = "in-process"
 """What the catalog shows as where a server bassi ships runs."""
 
-CONNECTING_MODULES = ("bassi.core.connections", "bassi.core.search", "bassi.core.validation")
-"""What connecting needs (``mcp``, the index, the schema checker), imported in a thread by
-``start``."""
+INDEXING_MODULES = ("bassi.core.search", "bassi.core.validation")
+"""What a connected server's tools go through (the index, the schema checker), imported in a
+thread by ``start`` once bassi's own servers are connecting."""
+CLIENT_MODULES = ("bassi.core.connections",)
+"""The MCP client (``mcp``: about a second), imported in a thread by ``start`` after those,
+when there are other servers to connect."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -90,7 +98,8 @@ class NotApprovedError(PermissionError):
 
 
 ShippedFactory = Callable[[Path], Any]
-"""Project directory -> a fresh ``mcp.server.Server`` (or ``MCPServer``) to run in process."""
+"""Project directory -> a fresh server to run in process: a ``ShippedServer`` (called
+directly), or an ``mcp.server.Server`` / ``MCPServer`` (over mcp's in-memory transport)."""
 RESULTS_KEPT = 200
 """Results of recent calls kept for the UI to show in full (structured content, blocks)."""
 
@@ -145,8 +154,6 @@ class Catalog:
         trust: ProjectTrust | None = None,
     ) -> None:
         if shipped is None:
-            from mcp_servers import SHIPPED_SERVERS
-
             shipped = SHIPPED_SERVERS
         self.settings = settings
         self.registry = Registry()
@@ -180,7 +187,7 @@ class Catalog:
                 mask_in_log(server.expanded)
                 if trusted:
                     self._trusted.add(name)
-        self._connections: dict[str, ServerConnection] = {}
+        self._connections: dict[str, Connection] = {}
         self._started = False
         self.memory = ServerMemory.load(settings.state_dir)
         self.calls = CallWatch()
@@ -192,6 +199,9 @@ class Catalog:
         self._registered_all = False
         self._connecting = asyncio.Event()
         """Set once ``start`` has begun every connection."""
+        self._unindexed: dict[str, list[ToolInfo]] | None = {}
+        """Tools of servers that connected while ``start`` was still loading the index and
+        the schema checker; None once they are loaded."""
 
     @property
     def schemas(self) -> SchemaChecks:
@@ -217,6 +227,8 @@ class Catalog:
         connecting = [
             e.name for e in self.registry.servers() if e.status is ServerStatus.CONNECTING
         ]
+        if self._unindexed is not None:
+            return list(dict.fromkeys([*connecting, *self._unindexed]))
         return list(dict.fromkeys([*connecting, *self.index.indexing]))
 
     @cached_property
@@ -300,7 +312,14 @@ class Catalog:
         if self._to_connect is None:
             self.register(skip_known_failures=skip_known_failures, only=only)
         names = self._to_connect or []
-        await asyncio.to_thread(import_modules, CONNECTING_MODULES)
+        # bassi's own servers first: they need neither the MCP client nor the index to be
+        # listed, and are connected while those load.
+        clients = [name for name in names if not self._called_directly(name)]
+        await asyncio.to_thread(import_modules, ("bassi.core.in_process",))
+        for name in names:
+            if name not in clients:
+                self._connect(self._spec(name))
+        await asyncio.to_thread(import_modules, INDEXING_MODULES)
         if self._registered_all:
             # Servers that left the configuration, were disabled or wait for approval leave
             # the index and its caches.
@@ -311,7 +330,12 @@ class Catalog:
                     if entry.status not in (ServerStatus.DISABLED, ServerStatus.PENDING)
                 ]
             )
-        for name in names:
+        unindexed, self._unindexed = self._unindexed, None
+        for server, tools in (unindexed or {}).items():
+            self._index_tools(server, tools)
+        if clients:
+            await asyncio.to_thread(import_modules, CLIENT_MODULES)
+        for name in clients:
             self._connect(self._spec(name))
         self._connecting.set()
 
@@ -326,6 +350,7 @@ class Catalog:
         if any(name not in cached or cached[name].fingerprint != f for name, f in wanted.items()):
             return False
         self._started = True
+        self._unindexed = None
         for name in self._register_all(None, skip_known_failures=False):
             entry = cached[name]
             self.registry.set_tools(name, entry.tool_infos(name))
@@ -427,11 +452,12 @@ class Catalog:
     def _spec(self, name: str) -> ServerSpec:
         factory = self._shipped.get(name)
         if factory is not None:
-            from bassi.core.connections import InProcessServer
+            from bassi.core.in_process import InProcessServer
 
+            make = factory.define if isinstance(factory, ShippedServer) else factory
             return InProcessServer(
                 name,
-                partial(factory, self.settings.project_dir),
+                partial(make, self.settings.project_dir),
                 display_target=IN_PROCESS_TARGET,
                 tool_timeout=self.settings.tool_timeout,
             )
@@ -440,7 +466,7 @@ class Catalog:
             raise KeyError(f"unknown server '{name}'")
         return config
 
-    def connection(self, server: str) -> ServerConnection | None:
+    def connection(self, server: str) -> Connection | None:
         """The live connection of a server (None when it is disabled or unknown)."""
         return self._connections.get(server)
 
@@ -524,7 +550,7 @@ class Catalog:
         """A resource's contents. Raises OfferError."""
         return await self._live(server).read_resource(uri)
 
-    def _live(self, server: str) -> ServerConnection:
+    def _live(self, server: str) -> Connection:
         connection = self._connections.get(server)
         if connection is None:
             raise OfferError(f"server '{server}' is not connected")
@@ -590,6 +616,8 @@ class Catalog:
             await connection.close()
         if for_good:
             self.memory.set_disabled(server, True)
+        if self._unindexed is not None:
+            self._unindexed.pop(server, None)
         self.index.submit_removal(server)
         self.registry.forget_offers(server)
         self.registry.set_status(server, ServerStatus.DISABLED)
@@ -636,22 +664,33 @@ class Catalog:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
-    def _connect(self, spec: ServerSpec) -> None:
-        from bassi.core.connections import ServerConnection
+    def _called_directly(self, server: str) -> bool:
+        """A server bassi ships: listed and called without an MCP session."""
+        return isinstance(self._shipped.get(server), ShippedServer)
 
-        connection = ServerConnection(
-            spec,
-            env=self.settings.env,
-            project_dir=self.settings.project_dir,
-            on_change=self._connection_changed,
-            elicitation=lambda: self.elicitation_handler,
-            auth=self.oauth.auth_for,
-            install_timeout=self.settings.install_timeout,
-        )
+    def _connect(self, spec: ServerSpec) -> None:
+        connection: Connection
+        if self._called_directly(spec.name):
+            from bassi.core.in_process import InProcessServer, ShippedConnection
+
+            assert isinstance(spec, InProcessServer)
+            connection = ShippedConnection(spec, on_change=self._connection_changed)
+        else:
+            from bassi.core.connections import ServerConnection
+
+            connection = ServerConnection(
+                spec,
+                env=self.settings.env,
+                project_dir=self.settings.project_dir,
+                on_change=self._connection_changed,
+                elicitation=lambda: self.elicitation_handler,
+                auth=self.oauth.auth_for,
+                install_timeout=self.settings.install_timeout,
+            )
         self._connections[spec.name] = connection
         connection.start()
 
-    def _connection_changed(self, connection: ServerConnection) -> None:
+    def _connection_changed(self, connection: Connection) -> None:
         """A server's status or tools changed. Whatever goes wrong in passing that on (a
         registry listener's bug, say) is logged: it says nothing about the server, which
         must not be marked failed for it."""
@@ -660,7 +699,7 @@ class Catalog:
         except Exception:
             log.exception("passing on a change of server %r failed", connection.name)
 
-    def _follow(self, connection: ServerConnection) -> None:
+    def _follow(self, connection: Connection) -> None:
         name = connection.name
         if self._connections.get(name) is not connection:
             return  # a connection being replaced (reconnect) or dropped (disable)
@@ -673,13 +712,11 @@ class Catalog:
             )
             return
         origin = self.registry.server(name).origin
-        tools = [
-            ToolInfo.from_mcp(
-                name, tool.model_dump(mode="json", by_alias=True, exclude_none=True), origin
-            )
-            for tool in connection.tools
-        ]
-        self.index.submit(name, tools)  # searchable once the index's thread has them in
+        tools = [ToolInfo.from_mcp(name, tool, origin) for tool in connection.tool_definitions()]
+        if self._unindexed is None:
+            self._index_tools(name, tools)
+        else:
+            self._unindexed[name] = tools
         self.registry.set_tools(
             name,
             tools,
@@ -688,7 +725,12 @@ class Catalog:
             templates=connection.templates,
             warnings=connection.warnings,
         )
-        self._check_schemas(name, tools)
+
+    def _index_tools(self, server: str, tools: list[ToolInfo]) -> None:
+        """Searchable once the index's thread has them in; checked once the schema
+        checker's thread compiled them."""
+        self.index.submit(server, tools)
+        self._check_schemas(server, tools)
 
     def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
         """Compile the schemas in the background; the registry hears of invalid ones when

@@ -45,8 +45,6 @@ from mcp.client.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
-from mcp.server import Server
-from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import methods as wire_methods
@@ -54,7 +52,8 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from bassi import __version__
-from bassi.core.mcp_config import DEFAULT_TIMEOUT, HttpServerConfig, StdioServerConfig
+from bassi.core.in_process import CallScope, InProcessServer
+from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig
 from bassi.core.offers import OfferError, PromptInfo, ResourceInfo, ResourceTemplateInfo
 from bassi.core.package_runner import (
     PackageRun,
@@ -65,7 +64,7 @@ from bassi.core.package_runner import (
 )
 from bassi.core.registry import ServerStatus
 from bassi.core.safe_text import one_line
-from bassi.core.secrets import ExpandedValues, without_agent_credentials
+from bassi.core.secrets import without_agent_credentials
 from bassi.core.stdio_transport import EXIT_GRACE, ServerProcess, open_stdio_server
 
 # Server faults reach the person through each server's status; the mcp library's own error
@@ -84,21 +83,7 @@ INSTALL_POLL = 0.5
 """Seconds between checks whether an npx package being installed has arrived."""
 DEFAULT_INSTALL_TIMEOUT = 600.0
 
-InProcessFactory = Callable[[], "Server[Any] | MCPServer"]
 _Answer = TypeVar("_Answer")
-
-
-@dataclass(frozen=True, slots=True)
-class InProcessServer:
-    """A server bassi ships, run inside bassi's process over mcp's in-memory transport."""
-
-    name: str
-    factory: InProcessFactory
-    timeout: float = DEFAULT_TIMEOUT
-    display_target: str = "in-process"
-    expanded: ExpandedValues = field(default_factory=ExpandedValues)
-    """Nothing: the entry holds no values from the environment."""
-    tool_timeout: float | None = None
 
 
 ServerSpec = StdioServerConfig | HttpServerConfig | InProcessServer
@@ -137,12 +122,6 @@ class _Outcome:
     needs_auth: bool = False
     modern: bool = False
     """The server refused ``initialize`` as a 2026-07-28-only server: ask with discover."""
-
-
-@dataclass(eq=False)
-class _Call:
-    scope: anyio.CancelScope
-    cancelled_by_user: bool = False
 
 
 @dataclass
@@ -209,7 +188,7 @@ class ServerConnection:
         self._wake: anyio.Event | None = None
         self._transport_ended = False
         self._changed: set[str] = set()
-        self._calls: set[_Call] = set()
+        self._calls: set[CallScope] = set()
         self._skipped: list[str] = []
 
     @property
@@ -219,6 +198,10 @@ class ServerConnection:
     @property
     def timeout(self) -> float:
         return self.spec.timeout
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tools as MCP's ``tools/list`` spells them."""
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in self.tools]
 
     def start(self) -> None:
         """Begin connecting in the background."""
@@ -279,7 +262,7 @@ class ServerConnection:
                 on_progress(progress, total, message)
 
         result: types.CallToolResult | None = None
-        call = _Call(anyio.CancelScope())
+        call = CallScope(anyio.CancelScope())
         if timeout is not None:
             call.scope.deadline = anyio.current_time() + timeout
         self._calls.add(call)

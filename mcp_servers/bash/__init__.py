@@ -5,14 +5,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import mcp_types as types
-from mcp.server import Server
 from pydantic import Field
 
 from mcp_servers._process import SUPERVISED, ProcessLimits, command_environment, run_process
-from mcp_servers._toolkit import ToolArgs, ToolFailure, ToolSpec, build_server
+from mcp_servers._toolkit import ServerDefinition, ToolArgs, ToolFailure, ToolOutput, ToolSpec
 
 ENV_PREFIX = "BASSI_BASH"
 
@@ -29,13 +26,13 @@ class ExecuteArgs(ToolArgs):
     )
 
 
-def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> Server[Any]:
+def define_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> ServerDefinition:
     project_dir = project_dir.resolve()
     limits = ProcessLimits.from_env(ENV_PREFIX, env)
     child_env = command_environment(env)
     shell = shutil.which("bash") or "/bin/sh"
 
-    async def execute(args: ExecuteArgs) -> types.CallToolResult:
+    async def execute(args: ExecuteArgs) -> ToolOutput:
         timeout = limits.timeout_for(args.timeout)
         cwd = project_dir / args.cwd if args.cwd else project_dir
         if not cwd.is_dir():
@@ -65,8 +62,10 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
         description=description,
         args=ExecuteArgs,
         handler=execute,
-        annotations=types.ToolAnnotations(
-            title="Run a shell command", destructive_hint=True, open_world_hint=True
-        ),
+        annotations={
+            "title": "Run a shell command",
+            "destructiveHint": True,
+            "openWorldHint": True,
+        },
     )
-    return build_server("bash", f"Runs shell commands in {project_dir}.", [tool])
+    return ServerDefinition("bash", f"Runs shell commands in {project_dir}.", [tool])

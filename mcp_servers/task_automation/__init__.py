@@ -7,15 +7,12 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import anyio
-import mcp_types as types
-from mcp.server import Server
 from pydantic import Field
 
 from mcp_servers._process import ProcessLimits, command_environment, run_process
-from mcp_servers._toolkit import ToolArgs, ToolSpec, build_server
+from mcp_servers._toolkit import ServerDefinition, ToolArgs, ToolOutput, ToolSpec
 
 ENV_PREFIX = "BASSI_PYTHON"
 
@@ -27,12 +24,12 @@ class ExecutePythonArgs(ToolArgs):
     )
 
 
-def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> Server[Any]:
+def define_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> ServerDefinition:
     project_dir = project_dir.resolve()
     limits = ProcessLimits.from_env(ENV_PREFIX, env)
     child_env = command_environment(env)
 
-    async def execute_python(args: ExecutePythonArgs) -> types.CallToolResult:
+    async def execute_python(args: ExecutePythonArgs) -> ToolOutput:
         timeout = limits.timeout_for(args.timeout)
         # The program goes into a file rather than ``-c`` so a long script is not limited by
         # the command-line length, and tracebacks name real line numbers.
@@ -62,10 +59,12 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
         description=description,
         args=ExecutePythonArgs,
         handler=execute_python,
-        annotations=types.ToolAnnotations(
-            title="Run a Python program", destructive_hint=True, open_world_hint=True
-        ),
+        annotations={
+            "title": "Run a Python program",
+            "destructiveHint": True,
+            "openWorldHint": True,
+        },
     )
-    return build_server(
+    return ServerDefinition(
         "task_automation", f"Runs Python programs for batch work in {project_dir}.", [tool]
     )

@@ -6,11 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
-from mcp.server import Server
 from pydantic import Field
 
-from mcp_servers._toolkit import ToolArgs, ToolSpec, build_server, text_result
+from mcp_servers._toolkit import ServerDefinition, ToolArgs, ToolOutput, ToolSpec, text_result
 from mcp_servers.web.fetch import FetchLimits, fetch_text
 from mcp_servers.web.search import backend_from_env, format_hits
 
@@ -37,20 +35,20 @@ class FetchArgs(ToolArgs):
     )
 
 
-def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> Server[Any]:
+def define_server(project_dir: Path, *, env: Mapping[str, str] | None = None) -> ServerDefinition:
     """``project_dir`` is unused: the web tools do not touch files. The factory takes it so
     every shipped server is built the same way."""
     backend = backend_from_env(env)
     limits = FetchLimits.from_env(env)
 
-    async def search(args: SearchArgs) -> types.CallToolResult:
+    async def search(args: SearchArgs) -> ToolOutput:
         hits = await backend.search(args.query, args.max_results)
         return text_result(format_hits(args.query, hits, backend))
 
-    async def fetch(args: FetchArgs) -> types.CallToolResult:
+    async def fetch(args: FetchArgs) -> ToolOutput:
         return text_result(await fetch_text(args.url, max_chars=args.max_chars, limits=limits))
 
-    read_only_web = types.ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    read_only_web = {"readOnlyHint": True, "openWorldHint": True}
     tools: list[ToolSpec[Any]] = [
         ToolSpec(
             name="search",
@@ -62,7 +60,7 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
             ),
             args=SearchArgs,
             handler=search,
-            annotations=read_only_web.model_copy(update={"title": "Search the web"}),
+            annotations={"title": "Search the web", **read_only_web},
         ),
         ToolSpec(
             name="fetch",
@@ -82,7 +80,7 @@ def create_server(project_dir: Path, *, env: Mapping[str, str] | None = None) ->
             ),
             args=FetchArgs,
             handler=fetch,
-            annotations=read_only_web.model_copy(update={"title": "Read a web page"}),
+            annotations={"title": "Read a web page", **read_only_web},
         ),
     ]
-    return build_server("web", "Searches the web and reads web pages as text.", tools)
+    return ServerDefinition("web", "Searches the web and reads web pages as text.", tools)

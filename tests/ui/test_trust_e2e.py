@@ -25,14 +25,14 @@ from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.screens.trust import TrustScreen
-from mcp_servers import bash
+from mcp_servers import SHIPPED_SERVERS
 from tests.scripted_model import ScriptedModel, reply, text, tool_call
 from tests.trust_fixtures import ScriptedProject, scripted_tool
 from tests.ui.conftest import AppFactory, python_first
 from tests.ui.helpers import screen_text, submit, wait_for
 
 BIG = (120, 60)
-BASH = {"bash": bash.create_server}
+BASH = {"bash": SHIPPED_SERVERS["bash"]}
 EXECUTE = "mcp__bash__execute"
 
 
