@@ -18,6 +18,11 @@ from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, 
 from tests.terminal import Terminal, wait_until
 
 
+ALL_CONNECTED = "servers 4/4"
+"""The status bar once bassi's three servers and the project's are connected (bassi's own
+connect first: "connected" on screen says nothing of the project's server)."""
+
+
 @pytest.fixture
 def marker() -> str:
     return new_marker()
@@ -60,7 +65,7 @@ def test_a_signal_restores_the_terminal_and_shuts_the_servers_down(
     app = Terminal([], cwd=project, env=env)
     terminals.append(app)
     app.wait_for("good")
-    app.wait_for("connected")
+    app.wait_for(ALL_CONNECTED)
     assert marked_processes(marker), "the server should be running"
 
     app.signal(number)
@@ -78,7 +83,7 @@ def test_a_closed_terminal_still_shuts_the_servers_down(
 ) -> None:
     app = Terminal([], cwd=project, env=env)
     terminals.append(app)
-    app.wait_for("connected")
+    app.wait_for(ALL_CONNECTED)
     assert marked_processes(marker)
 
     app.hang_up()
@@ -101,7 +106,7 @@ def test_ctrl_c_at_any_moment_ends_with_one_line_and_status_130(
     elif when == "as the screen appears":
         app.wait_for_output("\x1b[?1049h")
     elif when == "once running":
-        app.wait_for("connected")
+        app.wait_for(ALL_CONNECTED)
 
     app.signal(signal.SIGINT)
 
@@ -172,7 +177,7 @@ def test_a_file_named_bassi_costs_warnings_not_the_start(
     app = Terminal([], cwd=project, env=env, size=(160, 40))
     terminals.append(app)
     app.wait_for("no log file this run")
-    app.wait_for("connected")
+    app.wait_for(ALL_CONNECTED)
     app.write("/help\r")
     app.wait_for("is not a directory")  # the history could not be saved: said once
     app.write("\x11")  # Ctrl+Q
