@@ -17,7 +17,6 @@ from tests.conftest import approve_project, make_agent_env
 from tests.discovery_fixtures import marked_processes, new_marker, stdio_entry, write_config
 from tests.terminal import Terminal, wait_until
 
-
 ALL_CONNECTED = "servers 4/4"
 """The status bar once bassi's three servers and the project's are connected (bassi's own
 connect first: "connected" on screen says nothing of the project's server)."""
