@@ -84,7 +84,9 @@ IN_PROCESS_TARGET = "in-process"
 
 INDEXING_MODULES = ("bassi.core.search", "bassi.core.validation")
 """What a connected server's tools go through (the index, the schema checker), imported in a
-thread by ``start`` once bassi's own servers are connecting."""
+thread by ``start`` once bassi's own servers are connected."""
+OWN_SERVERS_FIRST = 2.0
+"""Seconds at most that loading the index waits for bassi's own servers to be defined."""
 CLIENT_MODULES = ("bassi.core.connections",)
 """The MCP client (``mcp``: about a second), imported in a thread by ``start`` after those,
 when there are other servers to connect."""
@@ -316,9 +318,15 @@ class Catalog:
         # listed, and are connected while those load.
         clients = [name for name in names if not self._called_directly(name)]
         await asyncio.to_thread(import_modules, ("bassi.core.in_process",))
-        for name in names:
-            if name not in clients:
-                self._connect(self._spec(name))
+        own = [name for name in names if name not in clients]
+        for name in own:
+            self._connect(self._spec(name))
+        if own:
+            # Defining them takes a moment of CPU that loading the index would only share.
+            await asyncio.wait(
+                [asyncio.ensure_future(self._connections[name].wait_attempt()) for name in own],
+                timeout=OWN_SERVERS_FIRST,
+            )
         await asyncio.to_thread(import_modules, INDEXING_MODULES)
         if self._registered_all:
             # Servers that left the configuration, were disabled or wait for approval leave
