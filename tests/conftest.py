@@ -51,6 +51,13 @@ _REAL_CREDENTIAL_VARIABLES = (
 for _name in _REAL_CREDENTIAL_VARIABLES:
     os.environ.pop(_name, None)
 
+# A suite started as a background job of a non-interactive shell (``./run-tests.sh &``) has
+# SIGINT ignored, and every program it starts would inherit that: bassi would then, rightly,
+# ignore the Ctrl+C the terminal tests send it. The programs the tests start get what a
+# terminal gives a program in the foreground (exec resets a handled signal to its default).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(autouse=True)
 def user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
