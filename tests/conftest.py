@@ -19,6 +19,8 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -57,6 +59,18 @@ for _name in _REAL_CREDENTIAL_VARIABLES:
 # terminal gives a program in the foreground (exec resets a handled signal to its default).
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def python_output(code: str, *args: str) -> str:
+    """What a fresh interpreter running ``code`` with ``args`` prints: for what only holds in
+    a process of its own, such as which modules an import loads."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -23,7 +21,7 @@ from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin, ToolInfo
 from mcp_servers import SHIPPED_SERVERS, ShippedServer
-from tests.conftest import HANG_SECONDS, descendant_pids
+from tests.conftest import HANG_SECONDS, descendant_pids, python_output
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
     lowlevel_server,
@@ -304,14 +302,7 @@ asyncio.run(main())
 def test_bassis_own_servers_connect_without_loading_the_mcp_client(tmp_path: Path) -> None:
     """They are Python code in bassi's process: listed as soon as their modules load, not
     after the MCP library (about a second), which is what puts them on the first screen."""
-    done = subprocess.run(
-        [sys.executable, "-c", OWN_SERVERS_ALONE, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    report = json.loads(done.stdout)
+    report = json.loads(python_output(OWN_SERVERS_ALONE, str(tmp_path)))
     assert report["servers"] == {
         "bash": ["connected", ["execute"]],
         "web": ["connected", ["search", "fetch"]],

@@ -3,9 +3,9 @@ measures how soon): importing the app and making its runtime must not import the
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.conftest import python_output
 
 HEAVY = (
     "mcp",
@@ -37,11 +37,5 @@ print(" ".join(sorted(m for m in HEAVY if m in sys.modules)))
 
 def test_the_first_screen_needs_none_of_the_heavy_libraries(tmp_path: Path) -> None:
     code = f"HEAVY = {HEAVY!r}\n{FIRST_SCREEN}"
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.strip() == "", f"imported before the first screen: {done.stdout}"
+    loaded = python_output(code, str(tmp_path))
+    assert loaded.strip() == "", f"imported before the first screen: {loaded}"

@@ -52,7 +52,12 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from bassi import __version__
-from bassi.core.in_process import CallScope, InProcessServer
+from bassi.core.in_process import (
+    CallScope,
+    InProcessServer,
+    log_status,
+    unavailable_message,
+)
 from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig
 from bassi.core.offers import OfferError, PromptInfo, ResourceInfo, ResourceTemplateInfo
 from bassi.core.package_runner import (
@@ -253,7 +258,7 @@ class ServerConnection:
         the person (elicitation) the deadline stands still."""
         client = self._client
         if client is None:
-            return self._failure(self._unavailable_message())
+            return self._failure(unavailable_message(self.name, self.status, self.error))
 
         on_progress = progress
 
@@ -307,7 +312,7 @@ class ServerConnection:
         """One request for a prompt or a resource, within the server's timeout; every way it
         can fail becomes an OfferError that says how."""
         if self._client is None:
-            raise OfferError(self._unavailable_message())
+            raise OfferError(unavailable_message(self.name, self.status, self.error))
         try:
             with anyio.fail_after(self.timeout):
                 return await request(self._client)
@@ -334,15 +339,6 @@ class ServerConnection:
         """An error result for the model; it may quote a URL or a server's words, so what the
         configuration took from the environment is masked."""
         return error_result(self.spec.expanded.mask(message))
-
-    def _unavailable_message(self) -> str:
-        if self.status.starting:
-            return f"server '{self.name}' is still connecting"
-        if self.status is ServerStatus.NEEDS_AUTH:
-            return f"server '{self.name}' needs sign-in (/mcp, or: bassi mcp login {self.name})"
-        if self.status is ServerStatus.FAILED and self.error:
-            return f"server '{self.name}' is not available: {self.error}"
-        return f"server '{self.name}' is not connected"
 
     # The connection's own task.
 
@@ -700,9 +696,7 @@ class ServerConnection:
         mask = self.spec.expanded.mask
         error = None if error is None else mask(error)
         if (status, error) != (self.status, self.error):
-            level = logging.WARNING if status is ServerStatus.FAILED else logging.INFO
-            reason = f": {error}" if error else ""
-            logger.log(level, "server %s is %s%s", self.name, status.value, reason)
+            log_status(logger, self.name, status, error)
         self.status, self.error = status, error
         self.detail = None if detail is None else mask(detail)
         if not status.starting and status is not ServerStatus.CONNECTED:

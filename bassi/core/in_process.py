@@ -145,7 +145,7 @@ class ShippedConnection:
         the tool's answer, an unknown tool, a deadline passed, the user's cancel."""
         definition = self._definition
         if definition is None:
-            return _result(self._unavailable_message(), error=True)
+            return _result(unavailable_message(self.name, self.status, self.error), error=True)
         call = CallScope(anyio.CancelScope())
         if timeout is not None:
             call.scope.deadline = anyio.current_time() + timeout
@@ -199,22 +199,29 @@ class ShippedConnection:
             raise TypeError(f"expected a ServerDefinition, got {type(definition).__name__}")
         return definition, tuple(tool.definition() for tool in definition.tools)
 
-    def _unavailable_message(self) -> str:
-        if self.status.starting:
-            return f"server '{self.name}' is still connecting"
-        if self.status is ServerStatus.FAILED and self.error:
-            return f"server '{self.name}' is not available: {self.error}"
-        return f"server '{self.name}' is not connected"
-
     def _set(self, status: ServerStatus, error: str | None) -> None:
         if (status, error) != (self.status, self.error):
-            level = logging.WARNING if status is ServerStatus.FAILED else logging.INFO
-            logger.log(
-                level, "server %s is %s%s", self.name, status.value, f": {error}" if error else ""
-            )
+            log_status(logger, self.name, status, error)
         self.status, self.error = status, error
         if self._on_change is not None:
             self._on_change(self)
+
+
+def unavailable_message(server: str, status: ServerStatus, error: str | None) -> str:
+    """Why a call to ``server`` cannot go through now (it is not connected)."""
+    if status.starting:
+        return f"server '{server}' is still connecting"
+    if status is ServerStatus.NEEDS_AUTH:
+        return f"server '{server}' needs sign-in (/mcp, or: bassi mcp login {server})"
+    if status is ServerStatus.FAILED and error:
+        return f"server '{server}' is not available: {error}"
+    return f"server '{server}' is not connected"
+
+
+def log_status(log: logging.Logger, server: str, status: ServerStatus, error: str | None) -> None:
+    """A server's new status (and why), in bassi's log: warnings for failures."""
+    level = logging.WARNING if status is ServerStatus.FAILED else logging.INFO
+    log.log(level, "server %s is %s%s", server, status.value, f": {error}" if error else "")
 
 
 def _result(text: str, *, error: bool) -> types.CallToolResult:
