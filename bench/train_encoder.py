@@ -5,19 +5,28 @@ benchmark has.
 all-MiniLM-L6-v2 was trained to tell whether two sentences say the same thing; a request
 ("get rid of the Old Projects label") and the tool that does it ("delete_label: Deletes a
 label") rarely do, and their cosine often sits where unrelated texts sit. Contrastive
-fine-tuning on (request, tool text) pairs, with the other tools of the same server as hard
-negatives and the batch's other tools as easy ones, teaches the asymmetric match. The
-training servers (``bench/corpus/train`` and the shared corpus) share no product with the
-servers the search is judged on: the score that counts is on servers it never saw.
+fine-tuning on (request, tool text) pairs, with a sibling tool of the same server as the hard
+negative and the batch's other tools as easy ones, teaches the asymmetric match. With
+``--mine MODEL_DIR`` the sibling is the one an earlier model ranks highest for the request
+(the confusions left after a first round) rather than a random one.
+
+The training servers share no product with the servers the search is judged on (the sealed
+set's, ``bench/corpus/heldout``'s): the score that counts is on servers it never saw. Their
+tool lists are in ``../shared/bench/corpus``, ``bench/corpus/dev`` (asana, desktop-commander,
+firecrawl, gitlab) and ``bench/corpus/train``; the requests, written from each server's tool
+list by people who never saw the search, in ``bench/training/``. Only servers that have
+requests are read.
 
 Offline, once, in the scratch venv of ``export_encoder.py`` (torch and sentence-transformers,
-which bassi must not depend on). Two steps, from the repo root:
+which bassi must not depend on). From the repo root (the shipped encoder: round one with
+random siblings, round two from the base model again, mining with round one's export):
 
-    .venv/bin/python bench/train_encoder.py pairs --out /tmp/pairs.jsonl \\
-        --corpus ../shared/bench/corpus bench/corpus/train --queries bench/training/*.jsonl
-    /tmp/distill-venv/bin/python bench/train_encoder.py train --pairs /tmp/pairs.jsonl \\
+    .venv/bin/python bench/train_encoder.py pairs --out /tmp/pairs.jsonl [--mine /tmp/enc-1] \
+        --corpus ../shared/bench/corpus bench/corpus/dev bench/corpus/train \
+        --queries bench/training/*.jsonl
+    /tmp/distill-venv/bin/python bench/train_encoder.py train --pairs /tmp/pairs.jsonl \
         --out /tmp/tool-minilm
-    /tmp/distill-venv/bin/python bench/export_encoder.py --model /tmp/tool-minilm \\
+    /tmp/distill-venv/bin/python bench/export_encoder.py --model /tmp/tool-minilm \
         --out bassi/core/search/models
 
 The first step writes each pair with the text bassi itself gives the encoder for a tool
@@ -92,12 +101,16 @@ def write_pairs(corpora: list[Path], queries: list[Path], out: Path, mine: Path 
 
 
 def _confusions(model: Path, texts: dict[str, str], items: list[dict[str, Any]]) -> list[str]:
-    """Per request, the wrong tool ``model`` (an exported encoder) ranks first."""
+    """Per request, the sibling ``model`` (an exported encoder) ranks first. Siblings only:
+    another server's tool that ranks high often does the same job (two browsers' "navigate"),
+    and teaching the model to tell those apart would teach it noise. A request to a server
+    with one tool gets the best tool of another server instead."""
     from bassi.core.search.encoder import SentenceEncoder
 
     encoder = SentenceEncoder(model)
     encoder.load()
-    refs = list(texts)
+    trained = {e.split("/", 1)[0] for item in items for e in item["expected"]}
+    refs = [r for r in texts if r.split("/", 1)[0] in trained]
     tools = np.vstack(
         [encoder.encode([texts[r] for r in refs[i : i + 64]]) for i in range(0, len(refs), 64)]
     )
@@ -105,10 +118,12 @@ def _confusions(model: Path, texts: dict[str, str], items: list[dict[str, Any]])
         [encoder.encode([it["q"] for it in items[i : i + 64]]) for i in range(0, len(items), 64)]
     )
     position = {r: i for i, r in enumerate(refs)}
+    servers = np.array([r.split("/", 1)[0] for r in refs])
     out = []
     for row, item in zip(requests @ tools.T, items, strict=True):
         row[[position[e] for e in item["expected"] if e in position]] = -np.inf
-        out.append(refs[int(row.argmax())])
+        sibling = np.where(servers == item["expected"][0].split("/", 1)[0], row, -np.inf)
+        out.append(refs[int((sibling if np.isfinite(sibling).any() else row).argmax())])
     return out
 
 

@@ -55,9 +55,7 @@ class Harness:
 
 async def test_search_answers_compact_lines_and_loads_the_top_results(tmp_path: Path) -> None:
     h = Harness(tmp_path)
-    answer = await h.meta.call(
-        "tool_search", {"query": "show the repository status", "limit": 5}
-    )
+    answer = await h.meta.call("tool_search", {"query": "show the repository status", "limit": 5})
     assert not answer.is_error
     head, *lines = answer.text.splitlines()
     assert lines[0].startswith("git/git_status — Shows the working tree status")
