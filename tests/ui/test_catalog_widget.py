@@ -7,7 +7,13 @@ from pathlib import Path
 from bassi.core.registry import Registry, ServerStatus
 from bassi.core.search import SearchHit
 from bassi.core.tools import Origin, ToolInfo
-from bassi.ui.widgets.catalog import PREVIEW_TOOLS, CatalogView, ServerGroup
+from bassi.ui.widgets.catalog import (
+    PREVIEW_TOOLS,
+    SPINNER,
+    STARTING_ICON,
+    CatalogView,
+    ServerGroup,
+)
 from bassi.ui.widgets.search_results import SearchResults
 from bassi.ui.widgets.tool_card import ToolCard
 from tests.progressive_fixtures import policy_of, registry_of, tool_def
@@ -133,3 +139,28 @@ async def test_search_results_show_what_each_server_declares_about_its_tool() ->
         text = screen_text(app)
         assert "[read-only, closed world] Read a file." in text
         assert "[destructive] Delete it all." in text
+
+
+async def test_one_spinner_on_the_total_line_while_servers_start() -> None:
+    registry = _registry()
+    registry.add_server("slow", Origin.EXTERNAL, target="python slow.py")
+    registry.add_server("slower", Origin.EXTERNAL, target="python slower.py")
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.animation_level = "full"
+        registry.set_status("slower", ServerStatus.CONNECTING, detail="installing")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        total = next(line for line in lines if "tools available" in line)
+        assert total.strip()[0] in SPINNER
+        for name in ("slow", "slower"):
+            line = next(line for line in lines if f" {name} " in line)
+            assert line.strip().startswith(STARTING_ICON)
+            assert not any(frame in line for frame in SPINNER)
+
+        registry.set_tools("slow", [ToolInfo("slow", "slow_tool")])
+        registry.set_tools("slower", [ToolInfo("slower", "slower_tool")])
+        await pilot.pause()
+        total = next(line for line in screen_text(app).splitlines() if "tools available" in line)
+        assert not any(frame in total for frame in SPINNER)
+        assert total.strip().startswith("15 tools available on 4 servers")

@@ -35,6 +35,10 @@ PREVIEW_TOOLS = 8
 """A group lists this many tool names before "+N more"."""
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+"""Frames of the one spinner the catalog shows (on its total line) while servers start. One:
+thirty servers each spinning cost the screen thirty repaints a frame, which at start-up,
+with the servers' work competing for the interpreter, stalled the UI for seconds."""
+STARTING_ICON = "…"
 _ICONS = {
     ServerStatus.PENDING: ("?", "$text-warning"),
     ServerStatus.CONNECTED: ("●", "$text-success"),
@@ -55,7 +59,6 @@ class ServerGroup(Vertical):
     ]
 
     expanded: reactive[bool] = reactive(False)
-    frame: reactive[int] = reactive(0)
 
     def __init__(self, entry: ServerEntry, policy: AccessPolicy | None = None) -> None:
         super().__init__(classes="server-group")
@@ -92,10 +95,6 @@ class ServerGroup(Vertical):
         if self.is_mounted:
             self._refresh_parts()
 
-    def watch_frame(self) -> None:
-        if self.entry.status.starting and self.is_mounted:
-            self.query_one(".server-header", Static).update(self._header())
-
     def _refresh_parts(self) -> None:
         entry = self.entry
         self.can_focus = self.expandable
@@ -119,8 +118,7 @@ class ServerGroup(Vertical):
     def _header(self) -> Content:
         entry = self.entry
         if entry.status.starting:
-            animated = self.app.animation_level != "none"
-            icon, style = (SPINNER[self.frame % len(SPINNER)] if animated else "…"), "$text-warning"
+            icon, style = STARTING_ICON, "$text-warning"
         else:
             icon, style = _ICONS.get(entry.status, _UNKNOWN_ICON)
         parts: list[Content] = [
@@ -186,7 +184,8 @@ class CatalogView(Vertical):
     """Every server in the registry, in-process first, then external, then the total."""
 
     class Changed(Message):
-        """A server entry changed in the registry (posted from the registry listener)."""
+        """Servers changed in the registry (posted from the registry listener, once for the
+        changes made before the catalog catches up)."""
 
         def __init__(self, server: str) -> None:
             super().__init__()
@@ -204,6 +203,8 @@ class CatalogView(Vertical):
         self.policy = policy
         self._unsubscribe: Callable[[], None] | None = None
         self._spin_timer: Timer | None = None
+        self._frame = 0
+        self._sync_due = False
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Tools", "bold"), classes="catalog-title")
@@ -239,10 +240,15 @@ class CatalogView(Vertical):
             self._unsubscribe = None
 
     def _registry_changed(self, server: str) -> None:
-        self.post_message(self.Changed(server))
+        # Thirty servers connecting change the registry in bursts: one sync catches up
+        # with every change made before it runs.
+        if not self._sync_due:
+            self._sync_due = True
+            self.post_message(self.Changed(server))
 
     def on_catalog_view_changed(self, event: CatalogView.Changed) -> None:
         event.stop()
+        self._sync_due = False
         self._sync()
 
     def _sync(self) -> None:
@@ -262,8 +268,8 @@ class CatalogView(Vertical):
         self.query_one("#external-title").display = any(
             e.origin is Origin.EXTERNAL for e in entries
         )
-        self.query_one(".catalog-total", Static).update(self._total(entries))
         self._spin(any(e.status.starting for e in entries))
+        self.query_one(".catalog-total", Static).update(self._total(entries, self._spinner()))
 
     def _spin(self, connecting: bool) -> None:
         if connecting and self._spin_timer is None and self.app.animation_level != "none":
@@ -273,11 +279,16 @@ class CatalogView(Vertical):
             self._spin_timer = None
 
     def _tick(self) -> None:
-        for group in self.query(ServerGroup):
-            group.frame += 1
+        # A frame is one cell in place of another: repaint the line, never lay out again.
+        self._frame += 1
+        total = self._total(self.registry.servers(), self._spinner())
+        self.query_one(".catalog-total", Static).update(total, layout=False)
+
+    def _spinner(self) -> str | None:
+        return SPINNER[self._frame % len(SPINNER)] if self._spin_timer is not None else None
 
     @staticmethod
-    def _total(entries: Sequence[ServerEntry]) -> Content:
+    def _total(entries: Sequence[ServerEntry], spinner: str | None) -> Content:
         if not entries:
             return Content.styled(
                 "No MCP servers configured. Add some to .mcp.json in this directory.",
@@ -293,7 +304,12 @@ class CatalogView(Vertical):
             for s, n in by_status.items()
             if n
         ]
-        return Content.styled(" · ".join(parts), "bold") + Content.styled(
-            "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",
-            "$foreground-muted",
+        spinning = Content.styled(f"{spinner} ", "$text-warning") if spinner else Content("")
+        return (
+            spinning
+            + Content.styled(" · ".join(parts), "bold")
+            + Content.styled(
+                "\n/tools search <words> finds a tool; /tool <name> shows it and pins it.",
+                "$foreground-muted",
+            )
         )
