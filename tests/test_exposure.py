@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bassi.core.exposure import Reason, ToolExposure, definition_chars, estimate_tokens
+from bassi.core.exposure import Reason, ToolExposure, estimate_tokens
 from bassi.core.registry import Registry
 from bassi.core.settings import ToolsMode
 from bassi.core.tools import ToolInfo
@@ -48,7 +48,7 @@ def _exposure(
 
 
 def _all_mode_tokens(registry: Registry) -> int:
-    return estimate_tokens(sum(definition_chars(t) for t in registry.tools(available_only=True)))
+    return estimate_tokens(sum(t.definition_chars for t in registry.tools(available_only=True)))
 
 
 def _names(exposure: ToolExposure) -> set[str]:

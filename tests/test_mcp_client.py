@@ -5,9 +5,11 @@ a server that speaks only the 2026-07-28 revision."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +19,12 @@ import pytest
 from mcp import types
 
 from bassi.core.catalog import CallProgress, Catalog
+from bassi.core.connection_thread import ThreadedConnection
 from bassi.core.connections import ElicitationRequest, ServerConnection
 from bassi.core.mcp_config import StdioServerConfig
 from bassi.core.package_runner import is_installed, package_run
 from bassi.core.registry import ServerStatus
+from tests.conftest import HANG_SECONDS
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
     SERVERS,
@@ -153,6 +157,44 @@ async def test_cancelling_a_call_tells_the_server(catalog_of: Any, tmp_path: Pat
     assert results[0].is_error
     assert text_of(results[0]) == "the user cancelled the call to 'wait_forever' on server 'feat'"
     await until(lambda: "cancelled" in record.read_text())
+
+
+async def test_abandoning_a_call_cancels_it_on_the_connection_thread(
+    catalog_of: Any, tmp_path: Path
+) -> None:
+    """The call runs on the connections' own loop: giving up the await here (a turn torn
+    down, a deadline of the caller's) must reach the server there, not leave it running."""
+    record = tmp_path / "record.txt"
+    catalog = await catalog_of({"feat": features("--record", str(record))})
+    call = asyncio.ensure_future(catalog.call_tool("feat", "wait_forever", {}))
+    await until(lambda: record.exists() and "waiting" in record.read_text())
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    await until(lambda: "cancelled" in record.read_text())
+    assert text_of(await catalog.call_tool("feat", "readings", {})) == "2 readings"
+
+
+async def test_a_server_connects_while_the_callers_loop_is_busy(tmp_path: Path) -> None:
+    """External servers are connected on a thread of their own: a loop that is busy (the
+    UI drawing) does not hold them up, and their state reaches it once it is free."""
+    marker = new_marker()
+    entry = {**features(), "env": {MARKER_VARIABLE: marker}}
+    catalog = Catalog(project_settings(tmp_path, {"feat": entry}), shipped={})
+    await catalog.start()
+    try:
+        connection = catalog.connection("feat")
+        assert isinstance(connection, ThreadedConnection)
+        deadline = time.monotonic() + HANG_SECONDS
+        while connection.inner.status is not ServerStatus.CONNECTED:  # this loop never yields
+            assert time.monotonic() < deadline, connection.inner.error
+            time.sleep(0.05)  # noqa: ASYNC251 (the loop is kept busy on purpose)
+        assert catalog.registry.server("feat").status is ServerStatus.CONNECTING
+        await until(lambda: catalog.registry.server("feat").status is ServerStatus.CONNECTED)
+        assert "readings" in {t.name for t in catalog.registry.server("feat").tools}
+    finally:
+        await catalog.close()
+    assert marked_processes(marker) == []
 
 
 async def test_a_tool_that_takes_too_long_is_cut_off_by_its_servers_tool_timeout(

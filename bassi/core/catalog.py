@@ -3,13 +3,16 @@
 This is the facade the app, the agent bridge and ``bassi tools``/``bassi mcp`` share. Every
 server is registered before it starts connecting (the app registers them as it is made, so its
 first screen shows them all), and connected concurrently in the background; a slow or broken
-server delays only itself. Making and registering a catalog imports neither ``mcp`` nor the
-search engine: ``start`` imports them in a thread, so the first screen is drawn without
-waiting for them. The registry and the search index follow each server as it connects, fails,
-is reconnected, disabled or enabled, and whenever it announces that its tools, prompts or
-resources changed (the index does its work in a thread of its own, so a connecting server never
-stalls the event loop); each connected server's tool schemas are compiled in the background for
-checking calls (see ``bassi.core.validation``), the invalid ones noted in the registry.
+server delays only itself. External servers' sessions live on a thread of their own
+(``bassi.core.connection_thread``): their listing, checking and the catalog's records of their
+tools are made there, and this loop receives finished data. Making and registering a
+catalog imports neither ``mcp`` nor the search engine: ``start`` imports them in a thread, so
+the first screen is drawn without waiting for them. The registry and the search index follow
+each server as it connects, fails, is reconnected, disabled or enabled, and whenever it
+announces that its tools, prompts or resources changed (the index does its work in a thread
+of its own, so a connecting server never stalls the event loop); each connected server's tool
+schemas are compiled in the background for checking calls (see ``bassi.core.validation``),
+the invalid ones noted in the registry.
 
 It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
 this session or for good, sign in and out. What needs a person (a sign-in's browser step, a
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
     # (importing it costs ~1 s), and the app's first screen needs neither.
     from mcp import types
 
+    from bassi.core.connection_thread import ConnectionThread, ThreadedConnection
     from bassi.core.connections import (
         ElicitationHandler,
         ServerConnection,
@@ -74,7 +78,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    Connection: TypeAlias = ServerConnection | ShippedConnection
+    Connection: TypeAlias = ServerConnection | ShippedConnection | ThreadedConnection
 
 _SHIPPED_CODE = Path(str(importlib.util.find_spec("mcp_servers").origin)).parent  # type: ignore[union-attr]
 """Where the servers bassi ships live (found without importing them)."""
@@ -190,6 +194,9 @@ class Catalog:
                 if trusted:
                     self._trusted.add(name)
         self._connections: dict[str, Connection] = {}
+        self._connection_thread: ConnectionThread | None = None
+        """Where the external servers' connections live, off the UI's loop (made with the
+        first of them)."""
         self._started = False
         self.memory = ServerMemory.load(settings.state_dir)
         self.calls = CallWatch()
@@ -664,6 +671,8 @@ class Catalog:
         if self._schemas is not None:
             self._schemas.close()
         await asyncio.gather(*(c.close() for c in self._connections.values()))
+        if self._connection_thread is not None:
+            await self._connection_thread.stop()
 
     async def __aenter__(self) -> Catalog:
         await self.start()
@@ -684,17 +693,34 @@ class Catalog:
             assert isinstance(spec, InProcessServer)
             connection = ShippedConnection(spec, on_change=self._connection_changed)
         else:
+            from bassi.core.connection_thread import ConnectionThread, ThreadedConnection
             from bassi.core.connections import ServerConnection
 
-            connection = ServerConnection(
-                spec,
-                env=self.settings.env,
-                project_dir=self.settings.project_dir,
-                on_change=self._connection_changed,
-                elicitation=lambda: self.elicitation_handler,
-                auth=self.oauth.auth_for,
-                install_timeout=self.settings.install_timeout,
-            )
+            def session(
+                on_change: Callable[[ServerConnection], None],
+                elicitation: Callable[[], ElicitationHandler | None],
+            ) -> ServerConnection:
+                return ServerConnection(
+                    spec,
+                    env=self.settings.env,
+                    project_dir=self.settings.project_dir,
+                    on_change=on_change,
+                    elicitation=elicitation,
+                    auth=self.oauth.auth_for,
+                    install_timeout=self.settings.install_timeout,
+                )
+
+            def asks() -> ElicitationHandler | None:
+                return self.elicitation_handler  # the one installed when the server asks
+
+            if isinstance(spec, ServerConfig):
+                if self._connection_thread is None:
+                    self._connection_thread = ConnectionThread()
+                connection = ThreadedConnection(
+                    spec, self._connection_thread, session, self._connection_changed, asks
+                )
+            else:
+                connection = session(self._connection_changed, asks)
         self._connections[spec.name] = connection
         connection.start()
 
@@ -711,16 +737,22 @@ class Catalog:
         name = connection.name
         if self._connections.get(name) is not connection:
             return  # a connection being replaced (reconnect) or dropped (disable)
-        ended = connection.status in (ServerStatus.FAILED, ServerStatus.CONNECTED)
+        from bassi.core.connection_thread import ConnectionState, ThreadedConnection
+
+        view: ConnectionState | ServerConnection | ShippedConnection = (
+            connection.state if isinstance(connection, ThreadedConnection) else connection
+        )
+        ended = view.status in (ServerStatus.FAILED, ServerStatus.CONNECTED)
         if ended and isinstance(connection.spec, ServerConfig):
-            self.memory.record(name, identity(connection.spec), connection.error)
-        if connection.status is not ServerStatus.CONNECTED:
-            self.registry.set_status(
-                name, connection.status, connection.error, detail=connection.detail
-            )
+            self.memory.record(name, identity(connection.spec), view.error)
+        if view.status is not ServerStatus.CONNECTED:
+            self.registry.set_status(name, view.status, view.error, detail=view.detail)
             return
-        origin = self.registry.server(name).origin
-        tools = [ToolInfo.from_mcp(name, tool, origin) for tool in connection.tool_definitions()]
+        if isinstance(view, ConnectionState):
+            tools = list(view.tools)  # made on the connection thread, nothing left to do here
+        else:
+            origin = self.registry.server(name).origin
+            tools = [ToolInfo.from_mcp(name, t, origin) for t in view.tool_definitions()]
         if self._unindexed is None:
             self._index_tools(name, tools)
         else:
@@ -728,10 +760,10 @@ class Catalog:
         self.registry.set_tools(
             name,
             tools,
-            prompts=connection.prompts,
-            resources=connection.resources,
-            templates=connection.templates,
-            warnings=connection.warnings,
+            prompts=view.prompts,
+            resources=view.resources,
+            templates=view.templates,
+            warnings=view.warnings,
         )
 
     def _index_tools(self, server: str, tools: list[ToolInfo]) -> None:

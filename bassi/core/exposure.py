@@ -12,7 +12,6 @@ Sizes are estimated as characters / 4, the same estimate the context benchmark r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -49,20 +48,6 @@ class Exposure(NamedTuple):
 
 def estimate_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
-
-
-def definition_chars(tool: ToolInfo) -> int:
-    """Size of the definition the CLI sends the model for this tool."""
-    return len(
-        json.dumps(
-            {
-                "name": tool.qualified_name,
-                "description": tool.description,
-                "input_schema": dict(tool.input_schema),
-            },
-            ensure_ascii=False,
-        )
-    )
 
 
 class ToolExposure:
@@ -126,7 +111,7 @@ class ToolExposure:
             return 0
         chars = self._chars.get(entry.name)
         if chars is None:
-            chars = sum(definition_chars(t) for t in entry.tools if self.denied_by(t) is None)
+            chars = sum(t.definition_chars for t in entry.tools if self.denied_by(t) is None)
             self._chars[entry.name] = chars
         return chars
 

@@ -74,6 +74,7 @@ class ToolInfo:
     annotations: Mapping[str, Any] | None = None
     origin: Origin = Origin.EXTERNAL
     _definition_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+    _definition_chars: int | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def definition_hash(self) -> str:
@@ -98,6 +99,21 @@ class ToolInfo:
             object.__setattr__(self, "_definition_hash", digest)
             return digest
         return self._definition_hash
+
+    @property
+    def definition_chars(self) -> int:
+        """Size of the definition the CLI sends the model for this tool (what the token
+        estimate adds up). Computed once per record."""
+        if self._definition_chars is None:
+            sent = {
+                "name": self.qualified_name,
+                "description": self.description,
+                "input_schema": dict(self.input_schema),
+            }
+            chars = len(json.dumps(sent, ensure_ascii=False))
+            object.__setattr__(self, "_definition_chars", chars)
+            return chars
+        return self._definition_chars
 
     @property
     def qualified_name(self) -> str:

@@ -15,6 +15,7 @@ import httpx2
 import pytest
 from textual.widgets import DataTable, Input
 
+from bassi.core.connection_thread import ThreadedConnection
 from bassi.core.registry import ServerStatus
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
@@ -81,8 +82,10 @@ async def test_mcp_lists_servers_and_reconnects_disables_and_enables(
         # Kill the notes server behind bassi's back; reconnect brings it back.
         await select(pilot, app, "notes")
         connection = app.runtime.catalog.connection("notes")
-        assert connection is not None and connection._process is not None
-        os.killpg(connection._process._process.pid, signal.SIGKILL)
+        assert isinstance(connection, ThreadedConnection)
+        process = connection.inner._process
+        assert process is not None
+        os.killpg(process._process.pid, signal.SIGKILL)
         registry = app.runtime.catalog.registry
         await wait_for(pilot, lambda: registry.server("notes").status is ServerStatus.FAILED)
         await pilot.press("r")
