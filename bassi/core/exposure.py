@@ -214,9 +214,13 @@ class _View:
         )
 
     def reason(self, tool: ToolInfo) -> Reason | None:
+        name = tool.qualified_name
+        if self.mode is not ToolsMode.ALL and not self._chosen(tool, name):
+            # Most of a big catalog, in progressive mode: settled without the costlier
+            # checks below (the status bar asks about every tool at every server's change).
+            return None
         if not self.exposable(tool):
             return None
-        name = tool.qualified_name
         if self.mode is ToolsMode.ALL:
             return Reason.ALL_MODE
         if name in self.pins:
@@ -228,3 +232,12 @@ class _View:
         if name in self.loaded:
             return Reason.LOADED
         return None
+
+    def _chosen(self, tool: ToolInfo, name: str) -> bool:
+        """Whether anything but ``all`` mode would show the tool."""
+        return (
+            name in self.pins
+            or name in self.core
+            or name in self.loaded
+            or (self.registry.is_available(tool) and self.registry.server(tool.server).always_load)
+        )
