@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bassi.core import catalog_cache
+from bassi.core.connection_thread import ConnectionState, ConnectionThread, ThreadedConnection
 from bassi.core.masking import display_target, identity
 from bassi.core.mcp_config import (
     ConfigProblem,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     # (importing it costs ~1 s), and the app's first screen needs neither.
     from mcp import types
 
-    from bassi.core.connection_thread import ConnectionThread, ThreadedConnection
     from bassi.core.connections import (
         ElicitationHandler,
         ServerConnection,
@@ -696,7 +696,6 @@ class Catalog:
             assert isinstance(spec, InProcessServer)
             connection = ShippedConnection(spec, on_change=self._connection_changed)
         else:
-            from bassi.core.connection_thread import ConnectionThread, ThreadedConnection
             from bassi.core.connections import ServerConnection
 
             def session(
@@ -740,8 +739,6 @@ class Catalog:
         name = connection.name
         if self._connections.get(name) is not connection:
             return  # a connection being replaced (reconnect) or dropped (disable)
-        from bassi.core.connection_thread import ConnectionState, ThreadedConnection
-
         view: ConnectionState | ServerConnection | ShippedConnection = (
             connection.state if isinstance(connection, ThreadedConnection) else connection
         )

@@ -214,30 +214,23 @@ class _View:
         )
 
     def reason(self, tool: ToolInfo) -> Reason | None:
-        name = tool.qualified_name
-        if self.mode is not ToolsMode.ALL and not self._chosen(tool, name):
-            # Most of a big catalog, in progressive mode: settled without the costlier
-            # checks below (the status bar asks about every tool at every server's change).
-            return None
-        if not self.exposable(tool):
-            return None
+        """Why the tool is in front of the model, if it is. What chose it is looked up
+        first: in progressive mode that settles most of a big catalog without the costlier
+        checks of ``exposable`` (the status bar asks about every tool at every server's
+        change)."""
+        chosen = self._chosen_by(tool)
+        return chosen if chosen is not None and self.exposable(tool) else None
+
+    def _chosen_by(self, tool: ToolInfo) -> Reason | None:
         if self.mode is ToolsMode.ALL:
             return Reason.ALL_MODE
+        name = tool.qualified_name
         if name in self.pins:
             return Reason.PINNED
-        if self.registry.server(tool.server).always_load:
+        if self.registry.is_available(tool) and self.registry.server(tool.server).always_load:
             return Reason.ALWAYS_LOAD
         if name in self.core:
             return Reason.CORE
         if name in self.loaded:
             return Reason.LOADED
         return None
-
-    def _chosen(self, tool: ToolInfo, name: str) -> bool:
-        """Whether anything but ``all`` mode would show the tool."""
-        return (
-            name in self.pins
-            or name in self.core
-            or name in self.loaded
-            or (self.registry.is_available(tool) and self.registry.server(tool.server).always_load)
-        )

@@ -187,10 +187,6 @@ class CatalogView(Vertical):
         """Servers changed in the registry (posted from the registry listener, once for the
         changes made before the catalog catches up)."""
 
-        def __init__(self, server: str) -> None:
-            super().__init__()
-            self.server = server
-
     def __init__(
         self,
         registry: Registry,
@@ -244,7 +240,7 @@ class CatalogView(Vertical):
         # with every change made before it runs.
         if not self._sync_due:
             self._sync_due = True
-            self.post_message(self.Changed(server))
+            self.post_message(self.Changed())
 
     def on_catalog_view_changed(self, event: CatalogView.Changed) -> None:
         event.stop()
