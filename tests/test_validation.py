@@ -17,9 +17,11 @@ from bassi.core.tools import ToolInfo
 from bassi.core.validation import (
     MAX_ARGUMENT_DEPTH,
     MAX_SCHEMA_CHARS,
+    WORKER_BATCH,
     SchemaChecks,
     compile_schema,
 )
+from tests.conftest import descendant_pids
 
 PUT = {
     "type": "object",
@@ -296,14 +298,58 @@ def test_the_cache_keeps_the_most_recently_used_definitions() -> None:
     assert checks.known(b) is None
 
 
-def test_background_compiling_fills_the_cache_then_reports() -> None:
-    checks = SchemaChecks()
-    tools = [tool(PUT), tool({"$ref": "#/nowhere"}, "broken")]
+def background_verdicts(checks: SchemaChecks, tools: list[ToolInfo]) -> list[str | None]:
     done = threading.Event()
     checks.compile_soon(tools, done.set)
     assert done.wait(30)
-    assert [checks.known(t) is not None for t in tools] == [True, True]
-    checks.close()
+    return [checks.known_problem(t) for t in tools]
+
+
+BROKEN_REF = 'its $ref "#/nowhere" points to nothing in the schema'
+
+
+def many(count: int) -> list[ToolInfo]:
+    """Distinct valid definitions, enough to be worth a process."""
+    return [tool({**PUT, "description": f"Version {i}."}, f"put{i}") for i in range(count)]
+
+
+def test_the_background_check_finds_invalid_schemas_in_a_process_of_its_own() -> None:
+    checks = SchemaChecks()
+    tools = [*many(WORKER_BATCH), tool({"$ref": "#/nowhere"}, "broken")]
+    try:
+        before = set(descendant_pids())
+        assert background_verdicts(checks, tools) == [None] * WORKER_BATCH + [BROKEN_REF]
+        assert len(set(descendant_pids()) - before) == 1  # the checker, still there for more
+        # Found by the worker process: nothing was compiled in this one.
+        assert [checks.known(t) for t in tools] == [None] * len(tools)
+        assert checks.problem(tools[-1]) == BROKEN_REF
+    finally:
+        checks.close()
+    assert set(descendant_pids()) <= before
+
+
+def test_a_few_schemas_are_checked_without_starting_a_process() -> None:
+    checks = SchemaChecks()
+    tools = [tool(PUT), tool({"$ref": "#/nowhere"}, "broken")]
+    try:
+        before = set(descendant_pids())
+        assert background_verdicts(checks, tools) == [None, BROKEN_REF]
+        assert set(descendant_pids()) <= before
+    finally:
+        checks.close()
+
+
+def test_without_its_process_the_background_check_still_finds_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("bassi.core.schema_worker.sys.executable", "/nonexistent/python")
+    checks = SchemaChecks()
+    tools = [*many(WORKER_BATCH), tool({"$ref": "#/nowhere"}, "broken")]
+    try:
+        assert background_verdicts(checks, tools) == [None] * WORKER_BATCH + [BROKEN_REF]
+        assert all(checks.known(t) is not None for t in tools)  # compiled here instead
+    finally:
+        checks.close()
 
 
 def test_only_bassi_can_mark_a_result_refused() -> None:

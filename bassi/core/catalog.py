@@ -769,13 +769,13 @@ class Catalog:
 
     def _index_tools(self, server: str, tools: list[ToolInfo]) -> None:
         """Searchable once the index's thread has them in; checked once the schema
-        checker's thread compiled them."""
+        checker is done with them."""
         self.index.submit(server, tools)
         self._check_schemas(server, tools)
 
     def _check_schemas(self, server: str, tools: list[ToolInfo]) -> None:
-        """Compile the schemas in the background; the registry hears of invalid ones when
-        the thread is done with the server. Even looking up schemas compiled before needs
+        """Check the schemas in the background; the registry hears of invalid ones when
+        the checker is done with the server. Even looking up schemas compiled before needs
         each definition's hash, which for hundreds of large schemas is too long to spend on
         the event loop: the thread computes them too."""
         loop = asyncio.get_running_loop()
@@ -789,9 +789,9 @@ class Catalog:
     def _note_schema_problems(self, server: str) -> None:
         entry = self.registry.server(server)
         problems = {
-            tool.name: compiled.problem
+            tool.name: problem
             for tool in entry.tools
-            if (compiled := self.schemas.known(tool)) is not None and compiled.problem
+            if (problem := self.schemas.known_problem(tool)) is not None
         }
         self.registry.set_schema_problems(server, problems)
 

@@ -14,8 +14,10 @@ draft's metaschema, every ``$ref`` resolved and every pattern compiled up front.
 that cannot be compiled (an unknown draft, a broken or remote ``$ref``, not a schema of its
 draft) does not block its tool: its calls go through unchecked, and the catalog, the card and
 ``bassi tools show`` say the schema is invalid. The metaschema check of a large schema takes
-a good fraction of a second, so compiling runs on a thread: in the background as servers
-connect, or on a tool's first call. A check with a compiled schema takes microseconds.
+a good fraction of a second, so it runs away from the event loop: in the background as servers
+connect, in a process of its own (``bassi.core.schema_worker``), which says early which
+schemas cannot be used; and on a tool's first call, on a thread, which compiles the schema
+its arguments are checked against. A check with a compiled schema takes microseconds.
 
 Schemas are untrusted input and arguments are checked on the app's event loop, so nothing
 here may hang bassi:
@@ -62,6 +64,7 @@ from jsonschema.validators import extend, validator_for
 
 from bassi.core.parameters import summary, type_of
 from bassi.core.safe_text import one_line
+from bassi.core.schema_worker import SchemaWorker
 from bassi.core.tools import ToolInfo
 
 if TYPE_CHECKING:
@@ -82,6 +85,10 @@ VIOLATIONS_SHOWN = 5
 VIOLATIONS_COUNTED = 100
 CACHE_SIZE = 20_000
 """Compiled schemas kept (least recently used go first)."""
+WORKER_BATCH = 64
+"""Schemas sent to the background checker at a time: each batch is one JSON line, encoded
+while holding the interpreter lock. A server with fewer new schemas than this is checked on
+the thread, unless the checker process already runs."""
 
 _NO_NETWORK: referencing.jsonschema.SchemaRegistry = referencing.Registry()
 """Resolves nothing by itself and fetches nothing: jsonschema adds the metaschemas."""
@@ -117,12 +124,15 @@ class SchemaChecks:
     def __init__(self, capacity: int = CACHE_SIZE) -> None:
         self._capacity = capacity
         self._compiled: OrderedDict[str, CompiledSchema] = OrderedDict()
+        self._verdicts: dict[str, str | None] = {}
+        """The background check's findings by definition: the problem, or None if usable."""
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[tuple[list[ToolInfo], Callable[[], None]] | None] = (
             queue.SimpleQueue()
         )
         self._worker: threading.Thread | None = None
-        self._closed = False
+        self._checker = SchemaWorker()
+        self._stopped = threading.Event()
 
     def known(self, tool: ToolInfo) -> CompiledSchema | None:
         """The compiled schema if it is at hand; never compiles."""
@@ -153,13 +163,28 @@ class SchemaChecks:
 
     def problem(self, tool: ToolInfo) -> str | None:
         """Why the tool's calls go unchecked, or None when its schema compiled."""
-        return self.compiled(tool).problem
+        found = self.known(tool)
+        if found is None:
+            with self._lock:
+                if tool.definition_hash in self._verdicts:
+                    return self._verdicts[tool.definition_hash]
+            found = self.compiled(tool)
+        return found.problem
+
+    def known_problem(self, tool: ToolInfo) -> str | None:
+        """Why the tool's calls go unchecked, if a compile or the background check found
+        out; never compiles."""
+        found = self.known(tool)
+        if found is not None:
+            return found.problem
+        with self._lock:
+            return self._verdicts.get(tool.definition_hash)
 
     def compile_soon(self, tools: Sequence[ToolInfo], done: Callable[[], None]) -> None:
-        """Compile ``tools`` on the background thread, then call ``done`` (on that thread).
-        Jobs run one after another, so servers connecting together do not pile up threads
-        fighting for the interpreter."""
-        if self._closed:
+        """Check ``tools`` in the background, then call ``done`` (on the checker's thread),
+        after which :meth:`known_problem` has their verdicts. Jobs run one after another, so
+        servers connecting together do not pile up work fighting for the CPU."""
+        if self._stopped.is_set():
             return
         self._jobs.put((list(tools), done))
         if self._worker is None:
@@ -169,9 +194,11 @@ class SchemaChecks:
             self._worker.start()
 
     def close(self) -> None:
-        """Stop the background thread after the schema it is compiling."""
-        self._closed = True
+        """Stop the background check (its process at once, its thread after the schema it
+        is compiling, if any)."""
+        self._stopped.set()
         self._jobs.put(None)
+        self._checker.close()
 
     def violations(self, tool: ToolInfo, arguments: Mapping[str, Any]) -> list[Violation]:
         """What is wrong with ``arguments``, in document order (at most VIOLATIONS_COUNTED);
@@ -221,16 +248,53 @@ class SchemaChecks:
                 self._compiled.popitem(last=False)
 
     def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            tools, done = job
-            for tool in tools:
-                if self._closed:
+        try:
+            while (job := self._jobs.get()) is not None:
+                tools, done = job
+                self._check(tools)
+                if self._stopped.is_set():
                     return
-                self.compiled(tool)
+                try:
+                    done()
+                except Exception:
+                    logger.exception("after checking schemas")
+        finally:
+            self._checker.close()
+
+    def _check(self, tools: list[ToolInfo]) -> None:
+        """Verdicts for the tools not yet checked, from the worker process; compiled here
+        when the worker cannot run (nothing is left unchecked because it failed)."""
+        with self._lock:
+            seen = set(self._verdicts) | set(self._compiled)
+        todo = {t.definition_hash: t for t in tools if t.definition_hash not in seen}
+        keys = list(todo)
+        if len(keys) < WORKER_BATCH and not self._checker.running:
+            # Starting a process costs more than checking a few schemas (bassi's own).
+            self._compile_here(list(todo.values()))
+            return
+        for start in range(0, len(keys), WORKER_BATCH):
+            if self._stopped.is_set():
+                return
+            batch = keys[start : start + WORKER_BATCH]
             try:
-                done()
-            except Exception:
-                logger.exception("after checking schemas")
+                verdicts = self._checker.problems({key: todo[key].input_schema for key in batch})
+            except (OSError, ValueError) as exc:
+                if self._stopped.is_set():  # close() stopped the process under this call
+                    return
+                logger.warning("checking schemas here instead: %s", exc)
+                self._compile_here([todo[key] for key in keys[start:]])
+                return
+            for key, problem in verdicts.items():
+                if problem:
+                    logger.info("%s: calls go unchecked: %s", todo[key].ref, problem)
+            with self._lock:
+                self._verdicts.update(verdicts)
+
+    def _compile_here(self, tools: list[ToolInfo]) -> None:
+        for tool in tools:
+            if self._stopped.is_set():
+                return
+            self.compiled(tool)
 
 
 def refusal_message(tool: ToolInfo, violations: Sequence[Violation]) -> str:

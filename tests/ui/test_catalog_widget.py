@@ -164,3 +164,18 @@ async def test_one_spinner_on_the_total_line_while_servers_start() -> None:
         total = next(line for line in screen_text(app).splitlines() if "tools available" in line)
         assert not any(frame in total for frame in SPINNER)
         assert total.strip().startswith("15 tools available on 4 servers")
+
+
+async def test_wrapped_tool_names_stay_under_their_server() -> None:
+    registry = _registry()
+    app = WidgetHost(lambda: CatalogView(registry))
+    async with app.run_test(size=(40, 40)) as pilot:
+        group = next(g for g in app.query(ServerGroup) if g.entry.name == "git")
+        group.focus()
+        await pilot.press("enter")
+        lines = screen_text(app).splitlines()
+        first = next(i for i, line in enumerate(lines) if "git_op_00" in line)
+        last = next(i for i, line in enumerate(lines) if "git_op_11" in line)
+        assert last - first >= 3  # twelve names do not fit on one 40-column line
+        assert all(line.startswith("   ") and line.strip() for line in lines[first : last + 1])
+        assert not lines[first - 1].startswith("   ")  # the server's own line is not indented

@@ -105,6 +105,7 @@ class ChatScreen(Screen[None]):
         self.totals = SessionTotals()
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_calls: Callable[[], None] | None = None
+        self._status_due = False
         self.open_url: OpenUrl = open_in_browser
         """How a URL is shown to the person (sign-in, a server's request): the browser."""
         self._turn_started = 0.0
@@ -160,7 +161,15 @@ class ChatScreen(Screen[None]):
         await self.log_widget.add(Notice(plain(message.problem), "warning"))
 
     def _registry_changed(self, _server: str) -> None:
-        self.call_later(self.show_status)
+        # Servers starting change the registry in bursts, and the status line's figures
+        # walk every tool: one update catches up with every change made before it runs.
+        if not self._status_due:
+            self._status_due = True
+            self.call_later(self._catch_up_status)
+
+    def _catch_up_status(self) -> None:
+        self._status_due = False
+        self.show_status()
 
     def _offers(self) -> Offers:
         registry = self.runtime.catalog.registry

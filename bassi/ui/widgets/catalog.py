@@ -18,9 +18,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
+from textual.style import Style as VisualStyle
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from bassi.core.policy import AccessPolicy
@@ -50,13 +53,30 @@ _UNKNOWN_ICON = ("?", "$foreground-muted")
 """A status this widget has no look for yet (one added later) still shows, by its name."""
 
 
-class ServerGroup(Vertical):
-    """One server: a status line, its tool names, the reason when it failed, and the tools
-    whose schema is invalid."""
+INDENT = 2
+"""Cells a server's tool names, failure and warnings sit in from its status line."""
+
+
+def _fits(text: object, width: int) -> bool:
+    """Whether ``text`` is one line at ``width`` (replacing one such line by another leaves
+    the layout as it is)."""
+    return isinstance(text, Content) and "\n" not in text.plain and 0 < text.cell_length <= width
+
+
+class ServerGroup(Widget):
+    """One server: a status line and, indented under it, the reason it failed, its warnings,
+    its tool names and the tools whose schema is invalid. One widget that wraps its own lines:
+    as five widgets, thirty servers made most of what the screen lays out again at each
+    change while they start, and each layout pass covers the whole chat."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_expanded", "Expand/collapse tools")
     ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "server-group--error",
+        "server-group--warnings",
+        "server-group--tools",
+    }
 
     expanded: reactive[bool] = reactive(False)
 
@@ -64,21 +84,12 @@ class ServerGroup(Vertical):
         super().__init__(classes="server-group")
         self.entry = entry
         self.policy = policy
-
-    def compose(self) -> ComposeResult:
-        yield Static(classes="server-header")
-        yield Static(classes="server-error")
-        yield Static(classes="server-warnings")
-        yield Static(classes="server-tools")
-        yield Static(classes="server-schema-problems")
-
-    def on_mount(self) -> None:
-        self._refresh_parts()
+        self._wrapped: tuple[int, list[Content]] | None = None
+        self.can_focus = self.expandable
 
     def show(self, entry: ServerEntry) -> None:
         self.entry = entry
-        if self.is_mounted:
-            self._refresh_parts()
+        self._changed()
 
     @property
     def expandable(self) -> bool:
@@ -92,28 +103,57 @@ class ServerGroup(Vertical):
         self.action_toggle_expanded()
 
     def watch_expanded(self) -> None:
-        if self.is_mounted:
-            self._refresh_parts()
+        self._changed()
 
-    def _refresh_parts(self) -> None:
-        entry = self.entry
+    def render(self) -> Content:
+        return Content("\n").join(self._lines(self.content_region.width))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._wrapped = None  # the lines hold the colours of the theme they were made in
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def _changed(self) -> None:
+        """Draw again; lay the screen out again only if the number of lines changed."""
         self.can_focus = self.expandable
-        self.query_one(".server-header", Static).update(self._header())
-        error = self.query_one(".server-error", Static)
-        error.display = bool(entry.status is ServerStatus.FAILED and entry.error)
-        error.update(plain(entry.error or "", max_chars=600))
+        before = self._wrapped
+        self._wrapped = None
+        width = self.content_region.width
+        same_height = before is not None and width > 0 and len(self._lines(width)) == len(before[1])
+        self.refresh(layout=not same_height)
+
+    def _lines(self, width: int) -> list[Content]:
+        """Every line at ``width``, the parts wrapped under their indent."""
+        if self._wrapped is not None and self._wrapped[0] == width:
+            return self._wrapped[1]
+        lines = self._header().wrap(max(1, width))
+        for part in self._parts():
+            lines += [Content(" " * INDENT) + line for line in part.wrap(max(1, width - INDENT))]
+        self._wrapped = (width, lines)
+        return lines
+
+    def _parts(self) -> list[Content]:
+        entry = self.entry
+        parts = []
+        if entry.status is ServerStatus.FAILED and entry.error:
+            parts.append(self._styled(plain(entry.error, max_chars=600), "error"))
         notes = [f"⚠ {w}" for w in entry.warnings]
         if entry.status is ServerStatus.NEEDS_AUTH:
             notes.insert(0, "sign in with /mcp (or: bassi mcp login " + entry.name + ")")
-        warning = self.query_one(".server-warnings", Static)
-        warning.display = bool(notes)
-        warning.update(plain("\n".join(notes), max_chars=1_000))
-        tools = self.query_one(".server-tools", Static)
-        tools.display = bool(entry.tools)
-        tools.update(self._tool_names())
-        invalid = self.query_one(".server-schema-problems", Static)
-        invalid.display = bool(entry.schema_problems)
-        invalid.update(self._schema_problems())
+        if notes:
+            parts.append(self._styled(plain("\n".join(notes), max_chars=1_000), "warnings"))
+        if entry.tools:
+            parts.append(self._styled(self._tool_names(), "tools"))
+        if entry.schema_problems:
+            parts.append(self._schema_problems())
+        return parts
+
+    def _styled(self, part: Content, component: str) -> Content:
+        """``part`` in the colour app.tcss gives the component (its own spans win)."""
+        colour = self.get_visual_style(f"server-group--{component}").foreground
+        return part.stylize_before(VisualStyle(foreground=colour))
 
     def _header(self) -> Content:
         entry = self.entry
@@ -265,7 +305,9 @@ class CatalogView(Vertical):
             e.origin is Origin.EXTERNAL for e in entries
         )
         self._spin(any(e.status.starting for e in entries))
-        self.query_one(".catalog-total", Static).update(self._total(entries, self._spinner()))
+        total = self.query_one(".catalog-total", Static)
+        line, width = self._total(entries, self._spinner()), total.content_region.width
+        total.update(line, layout=not (_fits(total.content, width) and _fits(line, width)))
 
     def _spin(self, connecting: bool) -> None:
         if connecting and self._spin_timer is None and self.app.animation_level != "none":
