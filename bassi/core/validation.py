@@ -278,7 +278,7 @@ class SchemaChecks:
             batch = keys[start : start + WORKER_BATCH]
             try:
                 verdicts = self._checker.problems({key: todo[key].input_schema for key in batch})
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, RecursionError) as exc:  # compiling here handles each
                 if self._stopped.is_set():  # close() stopped the process under this call
                     return
                 logger.warning("checking schemas here instead: %s", exc)

@@ -57,12 +57,6 @@ INDENT = 2
 """Cells a server's tool names, failure and warnings sit in from its status line."""
 
 
-def _fits(text: object, width: int) -> bool:
-    """Whether ``text`` is one line at ``width`` (replacing one such line by another leaves
-    the layout as it is)."""
-    return isinstance(text, Content) and "\n" not in text.plain and 0 < text.cell_length <= width
-
-
 class ServerGroup(Widget):
     """One server: a status line and, indented under it, the reason it failed, its warnings,
     its tool names and the tools whose schema is invalid. One widget that wraps its own lines:
@@ -218,6 +212,12 @@ class ServerGroup(Widget):
         if self.policy.allowance(tool).changed:
             return name + Content.styled(" (changed since you allowed it)", "$text-error")
         return name
+
+
+def _fits(text: object, width: int) -> bool:
+    """Whether ``text`` is one line at ``width`` (replacing one such line by another leaves
+    the layout as it is)."""
+    return isinstance(text, Content) and "\n" not in text.plain and 0 < text.cell_length <= width
 
 
 class CatalogView(Vertical):
