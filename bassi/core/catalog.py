@@ -11,8 +11,8 @@ the first screen is drawn without waiting for them. The registry and the search 
 each server as it connects, fails, is reconnected, disabled or enabled, and whenever it
 announces that its tools, prompts or resources changed (the index does its work in a thread
 of its own, so a connecting server never stalls the event loop); each connected server's tool
-schemas are compiled in the background for checking calls (see ``bassi.core.validation``),
-the invalid ones noted in the registry.
+schemas are checked in the background (see ``bassi.core.validation``), the invalid ones noted
+in the registry.
 
 It is also the server manager: reconnect (re-reading ``.mcp.json``), disable and enable for
 this session or for good, sign in and out. What needs a person (a sign-in's browser step, a

@@ -35,6 +35,7 @@ from bassi.core.reveal import reveal
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest, Runtime
 from bassi.core.safe_text import one_line
 from bassi.core.tools import ToolInfo
+from bassi.ui.bursts import CatchUp
 from bassi.ui.commands import (
     COMMANDS,
     KEYS,
@@ -105,7 +106,6 @@ class ChatScreen(Screen[None]):
         self.totals = SessionTotals()
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_calls: Callable[[], None] | None = None
-        self._status_due = False
         self.open_url: OpenUrl = open_in_browser
         """How a URL is shown to the person (sign-in, a server's request): the browser."""
         self._turn_started = 0.0
@@ -131,7 +131,7 @@ class ChatScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         registry = self.runtime.catalog.registry
-        self._unsubscribe = registry.subscribe(self._registry_changed)
+        self._unsubscribe = registry.subscribe(CatchUp(self, self.show_status))
         self._unsubscribe_calls = self.runtime.catalog.calls.subscribe(self._call_progress)
         self.runtime.approval_handler = self.ask_approval
         self.runtime.elicitation_handler = self.ask_elicitation
@@ -159,17 +159,6 @@ class ChatScreen(Screen[None]):
 
     async def on_chat_screen_state_problem(self, message: StateProblem) -> None:
         await self.log_widget.add(Notice(plain(message.problem), "warning"))
-
-    def _registry_changed(self, _server: str) -> None:
-        # Servers starting change the registry in bursts, and the status line's figures
-        # walk every tool: one update catches up with every change made before it runs.
-        if not self._status_due:
-            self._status_due = True
-            self.call_later(self._catch_up_status)
-
-    def _catch_up_status(self) -> None:
-        self._status_due = False
-        self.show_status()
 
     def _offers(self) -> Offers:
         registry = self.runtime.catalog.registry

@@ -19,7 +19,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.style import Style as VisualStyle
 from textual.timer import Timer
@@ -30,6 +29,7 @@ from bassi.core.policy import AccessPolicy
 from bassi.core.registry import Registry, ServerEntry, ServerStatus
 from bassi.core.reveal import reveal
 from bassi.core.tools import Origin, ToolInfo
+from bassi.ui.bursts import CatchUp
 from bassi.ui.safe import plain, plain_line
 from bassi.ui.wording import counted
 
@@ -223,10 +223,6 @@ def _fits(text: object, width: int) -> bool:
 class CatalogView(Vertical):
     """Every server in the registry, in-process first, then external, then the total."""
 
-    class Changed(Message):
-        """Servers changed in the registry (posted from the registry listener, once for the
-        changes made before the catalog catches up)."""
-
     def __init__(
         self,
         registry: Registry,
@@ -240,7 +236,6 @@ class CatalogView(Vertical):
         self._unsubscribe: Callable[[], None] | None = None
         self._spin_timer: Timer | None = None
         self._frame = 0
-        self._sync_due = False
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Tools", "bold"), classes="catalog-title")
@@ -267,25 +262,13 @@ class CatalogView(Vertical):
         yield Static(classes="catalog-total")
 
     def on_mount(self) -> None:
-        self._unsubscribe = self.registry.subscribe(self._registry_changed)
+        self._unsubscribe = self.registry.subscribe(CatchUp(self, self._sync))
         self._sync()
 
     def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-
-    def _registry_changed(self, server: str) -> None:
-        # Thirty servers connecting change the registry in bursts: one sync catches up
-        # with every change made before it runs.
-        if not self._sync_due:
-            self._sync_due = True
-            self.post_message(self.Changed())
-
-    def on_catalog_view_changed(self, event: CatalogView.Changed) -> None:
-        event.stop()
-        self._sync_due = False
-        self._sync()
 
     def _sync(self) -> None:
         """Bring the groups in line with the registry (new servers are appended in order)."""
