@@ -24,6 +24,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from bassi.core.connections import ServerConnection, ServerSpec
+from bassi.core.cpu_priority import BACKGROUND_NICE, session_nice
 from bassi.core.in_process import InProcessServer
 from bassi.core.mcp_config import HttpServerConfig, StdioServerConfig, parse_mcp_config
 from bassi.core.registry import ServerStatus
@@ -39,6 +40,9 @@ from tests.discovery_fixtures import (
     tool,
     until,
 )
+
+
+AUTOGROUPS = Path("/proc/self/autogroup").exists()
 
 
 def stdio(
@@ -174,6 +178,21 @@ async def test_a_server_that_hangs_fails_after_its_timeout_and_is_killed(
     assert 1.5 <= elapsed < HANG_SECONDS
     # It never answered, so it gets no grace period: it is gone once it failed.
     await until(lambda: marked_processes(connections.marker) == [], seconds=HANG_SECONDS)
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="this system does not schedule by session")
+async def test_a_starting_server_yields_the_cpu_and_gets_it_back_once_it_answered(
+    connections: Connections,
+) -> None:
+    """Thirty servers importing at once must not starve the screen (``cpu_priority``)."""
+    connections.open(stdio("hung", "hang_server.py"))
+    await until(lambda: len(marked_processes(connections.marker)) == 1)
+    [starting] = marked_processes(connections.marker)
+    await until(lambda: session_nice(starting) == BACKGROUND_NICE)
+    await connections.ready(stdio("good", "good_server.py"))
+    [answered] = set(marked_processes(connections.marker)) - {starting}
+    assert session_nice(answered) == 0  # what a new session starts with
+    assert session_nice(starting) == BACKGROUND_NICE
 
 
 async def test_garbage_on_stdout_is_named_in_the_failure(connections: Connections) -> None:

@@ -460,6 +460,8 @@ class ServerConnection:
                 self._process.exit_grace = EXIT_GRACE
             self._step = "tools/list"
             offers = await self._list_offers(client)
+            if self._process is not None:
+                self._process.started()
             scope.deadline = math.inf
             self._client = client
             self._set_offers(offers)

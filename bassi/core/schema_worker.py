@@ -9,7 +9,8 @@ and the app only sends schemas and reads one line of verdicts back per batch.
 The child knows nothing but this: a JSON line ``{"<key>": <schema>, ...}`` in, a JSON line
 ``{"<key>": <problem or null>, ...}`` out, until its stdin closes (when bassi exits, however it
 exits). Arguments are still checked in the app, with schemas compiled there on a tool's first
-call; the child only says early which schemas cannot be used.
+call; the child only says early which schemas cannot be used. It runs at the lowest CPU
+priority: its answers are never urgent, the screen is.
 """
 
 from __future__ import annotations
@@ -110,4 +111,7 @@ def serve(source: IO[bytes], sink: IO[bytes]) -> None:
 
 
 if __name__ == "__main__":
+    from bassi.core.cpu_priority import lower_this_process
+
+    lower_this_process()
     serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -28,6 +28,7 @@ from mcp import types
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from bassi.core import cpu_priority
 from bassi.core.safe_text import clean
 
 EXIT_GRACE = 2.0
@@ -73,6 +74,19 @@ class ServerProcess:
         """True once bassi started terminating the process; its exit code is then ours."""
         self.noise: deque[str] = deque(maxlen=_NOISE_LINES)
         """The last lines on stdout that were not JSON-RPC."""
+        self._nice_before = cpu_priority.lower_session(process.pid)
+        """The session's niceness before it was lowered for the start (see ``started``)."""
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def started(self) -> None:
+        """The server has answered: its session gets back the CPU weight it was lowered
+        from while it started (``bassi.core.cpu_priority``)."""
+        if self._nice_before is not None:
+            cpu_priority.set_session_nice(self.pid, self._nice_before)
+            self._nice_before = None
 
     @property
     def returncode(self) -> int | None:
