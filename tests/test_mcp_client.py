@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import sys
 import time
@@ -19,11 +20,12 @@ import pytest
 from mcp import types
 
 from bassi.core.catalog import CallProgress, Catalog
-from bassi.core.connection_thread import ThreadedConnection
+from bassi.core.connection_thread import ThreadedConnection, _tool_info
 from bassi.core.connections import ElicitationRequest, ServerConnection
 from bassi.core.mcp_config import StdioServerConfig
 from bassi.core.package_runner import is_installed, package_run
 from bassi.core.registry import ServerStatus
+from bassi.core.tools import ToolInfo
 from tests.conftest import HANG_SECONDS
 from tests.discovery_fixtures import (
     MARKER_VARIABLE,
@@ -358,3 +360,26 @@ async def test_a_half_written_install_is_removed_and_the_next_attempt_installs_c
     assert entry.status is ServerStatus.CONNECTED, entry.error
     assert catalog.connection("pkg").attempts == 2  # type: ignore[union-attr]
     assert (package / ".complete").exists()
+
+
+def test_a_live_tool_and_its_cached_definition_are_the_same_record() -> None:
+    """The connection thread reads a tool's record from its validated fields, the cached
+    catalog (``bassi tools``) from the dumped definition: the digests must agree, or a tool the
+    person allowed in one would be asked about again in the other. Every tool of the corpora."""
+    corpora = Path(__file__).parent.parent / "bench" / "corpus"
+    tools = [
+        types.Tool.model_validate(tool, by_name=False)
+        for path in sorted(corpora.glob("*/*.json"))
+        for tool in json.loads(path.read_text())["tools"]
+    ]
+    assert len(tools) > 300
+    for tool in tools:
+        live = _tool_info("s", tool)
+        cached = ToolInfo.from_mcp(
+            "s", tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+        assert (live, live.definition_hash, live.definition_chars) == (
+            cached,
+            cached.definition_hash,
+            cached.definition_chars,
+        )
