@@ -79,9 +79,21 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class _Server:
+    """One server's tools and what the view needs of each, worked out once per definition:
+    a view is built again over every server at each change, and analysing ten thousand
+    names each time held the interpreter lock for about 0.2 s per change."""
+
     digest: str
     tools: tuple[ToolInfo, ...]
     segment: Segment
+    objects: tuple[tuple[str, ...], ...]
+    """Per tool, the distinct stems its name acts on (``name_objects``)."""
+    actions: npt.NDArray[np.uint8]
+
+    @classmethod
+    def of(cls, digest: str, tools: tuple[ToolInfo, ...], segment: Segment) -> _Server:
+        objects = tuple(tuple(dict.fromkeys(name_objects(t.name, t.server))) for t in tools)
+        return cls(digest, tools, segment, objects, tool_actions([t.name for t in tools]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +121,9 @@ class _View:
         object_terms: list[int] = []
         object_docs: list[int] = []
         names: dict[str, list[int]] = {}
-        for i, tool in enumerate(tools):
-            for word in dict.fromkeys(name_objects(tool.name, tool.server)):
+        objects = (words for _, s in items for words in s.objects)
+        for i, (tool, words) in enumerate(zip(tools, objects, strict=True)):
+            for word in words:
                 object_terms.append(object_ids.setdefault(word, len(object_ids)))
                 object_docs.append(i)
             names.setdefault(tool.name.lower(), []).append(i)
@@ -123,7 +136,7 @@ class _View:
             servers_of=np.repeat(
                 np.arange(len(items), dtype=np.int32), [len(s.tools) for _, s in items]
             ),
-            actions=tool_actions([t.name for t in tools]),
+            actions=np.concatenate([s.actions for _, s in items] or [np.zeros(0, np.uint8)]),
             object_ids=object_ids,
             object_terms=np.array(object_terms, dtype=np.int32),
             object_docs=np.array(object_docs, dtype=np.int32),
@@ -328,7 +341,7 @@ class ToolIndex:
                     self.stats.analysed += 1
                     if tools:
                         analysed[name] = (digest, segment)
-                new[name] = _Server(digest, tools, segment)
+                new[name] = _Server.of(digest, tools, segment)
             for name in removed:
                 new.pop(name, None)
             view = _View.build(new, self._extra_words)
