@@ -41,7 +41,6 @@ from tests.discovery_fixtures import (
     until,
 )
 
-
 AUTOGROUPS = Path("/proc/self/autogroup").exists()
 
 
