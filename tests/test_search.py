@@ -275,6 +275,28 @@ def test_a_noun_in_the_query_is_not_read_as_the_action() -> None:
     assert refs(idx.search("new to-do list for groceries"))[0] == "todo/create-todo-task-list"
 
 
+def test_tools_named_after_http_methods_do_what_the_method_does() -> None:
+    """Servers generated from a REST API name their tools after the HTTP method: a POST
+    creates, so it answers a request to make something, not only one to send something."""
+    idx = ToolIndex()
+    idx.update_server(
+        "wiki",
+        [
+            tool("wiki", "API-post-page", "Wiki | Create a page"),
+            tool("wiki", "API-get-page", "Wiki | Retrieve a page"),
+            tool("wiki", "API-patch-page", "Wiki | Update page properties"),
+        ],
+    )
+    idx.update_server(
+        "notebook",
+        [tool("notebook", "create-notebook-page", "Create a new page in a notebook section")],
+    )
+    assert idx.wait_semantic(timeout=60)
+    for request in ("add a page to the wiki", "make a wiki page about onboarding"):
+        [first, *_] = idx.search(request)
+        assert (first.tool.ref, first.signals.action) == ("wiki/API-post-page", "agrees")
+
+
 def test_pasted_urls_addresses_and_paths_find_tools_for_that_kind_of_thing() -> None:
     idx = ToolIndex()
     idx.update_server(

@@ -69,8 +69,15 @@ _VERB_WORDS: dict[str, int] = {
 """Verb -> the action classes it expresses. Verbs of browser interaction (click, type, hover)
 and of running things are left out: they cut across these classes."""
 _VERBS = {stem(word): action for word, action in _VERB_WORDS.items()}
-_TOOL_VERBS = {**_VERBS, stem("open"): READ}
-"""In a tool's name "open" means showing something (``open_nodes``)."""
+_TOOL_VERBS = {
+    **_VERBS,
+    stem("open"): READ,
+    stem("post"): SEND | CREATE,
+    stem("put"): CREATE | UPDATE,
+}
+"""In a tool's name "open" means showing something (``open_nodes``), and HTTP's methods mean
+what they do to a resource: tools made from a REST API are named after them
+(``API-post-page`` creates a page, a PUT creates or replaces)."""
 _VERB_TYPOS = Corrector(_VERB_WORDS)
 
 _PHRASES: dict[tuple[str, ...], int] = {
