@@ -214,10 +214,13 @@ class ServerGroup(Widget):
         return name
 
 
-def _fits(text: object, width: int) -> bool:
-    """Whether ``text`` is one line at ``width`` (replacing one such line by another leaves
-    the layout as it is)."""
-    return isinstance(text, Content) and "\n" not in text.plain and 0 < text.cell_length <= width
+def _lines_fitting(text: object, width: int) -> int | None:
+    """How many lines ``text`` is at ``width`` when none of them wraps, else None. Replacing
+    text by text of as many unwrapped lines leaves the layout as it is."""
+    if not isinstance(text, Content) or width <= 0:
+        return None
+    lines = text.split("\n")
+    return len(lines) if all(line.cell_length <= width for line in lines) else None
 
 
 class CatalogView(Vertical):
@@ -250,15 +253,13 @@ class CatalogView(Vertical):
         yield Static(
             Content.styled("bassi's own servers", "$foreground-muted"), id="in-process-title"
         )
-        with Vertical(id="in-process", classes="server-list"):
-            for entry in entries:
-                if entry.origin is Origin.IN_PROCESS:
-                    yield ServerGroup(entry, self.policy)
+        for entry in entries:
+            if entry.origin is Origin.IN_PROCESS:
+                yield ServerGroup(entry, self.policy)
         yield Static(Content.styled("External servers", "$foreground-muted"), id="external-title")
-        with Vertical(id="external", classes="server-list"):
-            for entry in entries:
-                if entry.origin is Origin.EXTERNAL:
-                    yield ServerGroup(entry, self.policy)
+        for entry in entries:
+            if entry.origin is Origin.EXTERNAL:
+                yield ServerGroup(entry, self.policy)
         yield Static(classes="catalog-total")
 
     def on_mount(self) -> None:
@@ -277,8 +278,9 @@ class CatalogView(Vertical):
         for entry in entries:
             group = groups.get(entry.name)
             if group is None:
-                list_id = "in-process" if entry.origin is Origin.IN_PROCESS else "external"
-                self.query_one(f"#{list_id}", Vertical).mount(ServerGroup(entry, self.policy))
+                # after the last of its kind: in-process ones end at the external title
+                end = "#external-title" if entry.origin is Origin.IN_PROCESS else ".catalog-total"
+                self.mount(ServerGroup(entry, self.policy), before=self.query_one(end))
             elif group.entry != entry:
                 group.show(entry)
         self.query_one("#in-process-title").display = any(
@@ -290,7 +292,8 @@ class CatalogView(Vertical):
         self._spin(any(e.status.starting for e in entries))
         total = self.query_one(".catalog-total", Static)
         line, width = self._total(entries, self._spinner()), total.content_region.width
-        total.update(line, layout=not (_fits(total.content, width) and _fits(line, width)))
+        height = _lines_fitting(line, width)
+        total.update(line, layout=height is None or height != _lines_fitting(total.content, width))
 
     def _spin(self, connecting: bool) -> None:
         if connecting and self._spin_timer is None and self.app.animation_level != "none":
