@@ -77,15 +77,11 @@ class ServerProcess:
         self._nice_before = cpu_priority.lower_session(process.pid)
         """The session's niceness before it was lowered for the start (see ``started``)."""
 
-    @property
-    def pid(self) -> int:
-        return self._process.pid
-
     def started(self) -> None:
         """The server has answered: its session gets back the CPU weight it was lowered
         from while it started (``bassi.core.cpu_priority``)."""
         if self._nice_before is not None:
-            cpu_priority.set_session_nice(self.pid, self._nice_before)
+            cpu_priority.set_session_nice(self._process.pid, self._nice_before)
             self._nice_before = None
 
     @property
