@@ -260,18 +260,17 @@ class ThreadedConnection:
 def _tool_info(server: str, tool: types.Tool) -> ToolInfo:
     """The catalog's record of a tool, with what later steps need of each definition (its
     digest, its size in the model's context) worked out here rather than on the UI's loop.
-    Read from the validated fields, not from a dump of the whole tool: the same record (the
-    schema is already plain JSON data), at a tenth of the time the interpreter lock is held."""
+    Made from the validated fields rather than a dump of the whole tool: the same record (the
+    schema is already plain JSON data) at a tenth of the time the interpreter lock is held."""
     annotations = tool.annotations
-    info = ToolInfo(
-        server,
-        tool.name,
-        tool.description or "",
-        tool.input_schema,
-        annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+    definition = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "annotations": annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
         if annotations is not None
         else None,
-        Origin.EXTERNAL,
-    )
+    }
+    info = ToolInfo.from_mcp(server, definition, Origin.EXTERNAL)
     _ = info.definition_hash, info.definition_chars
     return info
