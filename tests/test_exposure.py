@@ -139,3 +139,27 @@ def test_summary_counts_exposed_and_pinned(tmp_path: Path) -> None:
     )
     summary = exposure.summary()
     assert (summary.exposed, summary.pinned, summary.mode) == (2, 1, ToolsMode.PROGRESSIVE)
+
+
+def test_the_summary_counts_what_a_listing_of_every_tool_shows(tmp_path: Path) -> None:
+    """The status bar's count is found from what chose each tool; it must agree with asking
+    about every tool, whatever chose it and whatever keeps it out."""
+    registry = _registry()
+    exposure = _exposure(
+        tmp_path,
+        registry,
+        ToolsMode.PROGRESSIVE,
+        pins={"mcp__git__git_status", "mcp__git__git_commit", "mcp__docs__lookup", "mcp__gone__x"},
+        denied={"mcp__git__git_commit"},
+        core=("memory/read_graph", "time/get_current_time"),
+    )
+    exposure.load([registry.resolve("create_entities")])
+    listed = exposure.tools()
+    assert {t.qualified_name for t in listed} == {
+        "mcp__git__git_status",
+        "mcp__time__get_current_time",
+        "mcp__memory__read_graph",
+        "mcp__memory__create_entities",
+    }
+    summary = exposure.summary()
+    assert (summary.exposed, summary.pinned) == (len(listed), 1)
