@@ -248,8 +248,10 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
             about.append(f"  [{', '.join(clean(t) for t in hit.matched_terms)}]", style="dim")
         grid.add_row(f"{rank}.", ref, score, about)
         if args.explain and hit.signals is not None:
+            # Under the description: in the name's column (never wrapped) the signals
+            # widened it until the descriptions were a word a line.
             for line in hit.signals.lines():
-                grid.add_row("", Text(f"  {line}", style="dim"), "", "")
+                grid.add_row("", "", "", Text(line, style="dim"))
     out.print(grid)
     return 0
 

@@ -233,10 +233,13 @@ def test_search_without_hits_and_with_an_unknown_server(project: Path) -> None:
 
 
 def test_search_explains_each_rank_and_labels_weak_matches(project: Path) -> None:
-    result = run_bassi(project, "tools", "search", "add", "two", "integers", "--explain")
+    result = run_bassi(
+        project, "tools", "search", "add", "two", "integers", "--explain", env={"COLUMNS": "80"}
+    )
     assert result.returncode == 0, result.stderr
     text = lines(result.stdout)
     assert text[0].startswith("1. good/add ")
+    assert "Add two integers. [add, two, integers]" in text[0]  # on one line at 80 columns
     assert text[1].startswith("words: covers ")
     assert text[2].startswith("meaning: ")
     data = json.loads(run_bassi(project, "tools", "search", "add integers", "--json").stdout)
