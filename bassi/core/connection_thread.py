@@ -21,6 +21,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from bassi.core import foreground
 from bassi.core.mcp_config import ServerConfig
 from bassi.core.offers import PromptInfo, ResourceInfo, ResourceTemplateInfo
 from bassi.core.registry import ServerStatus
@@ -271,6 +272,7 @@ def _tool_info(server: str, tool: types.Tool) -> ToolInfo:
         if annotations is not None
         else None,
     }
+    foreground.give_way()
     info = ToolInfo.from_mcp(server, definition, Origin.EXTERNAL)
     _ = info.definition_hash, info.definition_chars
     return info

@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.screen import Screen
 
+from bassi.core import foreground
 from bassi.core.log_file import log_to_file
 from bassi.core.runtime import Runtime
 from bassi.core.settings import Settings
@@ -60,6 +61,7 @@ class BassiApp(App[int]):
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
+        foreground.attach(loop)
         for number in STOP_SIGNALS:
             loop.add_signal_handler(number, self.stop, number)
         if self._early_signals:
@@ -92,7 +94,10 @@ class BassiApp(App[int]):
         self.chat.open_card(tool)
 
     async def on_unmount(self) -> None:
-        await self.runtime.close()
+        try:
+            await self.runtime.close()
+        finally:
+            foreground.detach(asyncio.get_running_loop())
 
 
 def run_app(settings: Settings) -> int:

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from bassi.core import foreground
 from bassi.core.registry import Registry
 from bassi.core.search.actions import is_verb, name_objects, query_action, tool_actions
 from bassi.core.search.documents import definitions_hash
@@ -123,6 +124,7 @@ class _View:
         names: dict[str, list[int]] = {}
         objects = (words for _, s in items for words in s.objects)
         for i, (tool, words) in enumerate(zip(tools, objects, strict=True)):
+            foreground.give_way()
             for word in words:
                 object_terms.append(object_ids.setdefault(word, len(object_ids)))
                 object_docs.append(i)
@@ -319,7 +321,10 @@ class ToolIndex:
         caches on disk too. A server without tools (still connecting, say) is indexed as
         empty but never overwrites its cached tools. Returns the servers that changed."""
         with self._apply_lock:
-            digests = {name: definitions_hash(tools) for name, tools in servers.items()}
+            digests = {}
+            for name, tools in servers.items():
+                foreground.give_way()
+                digests[name] = definitions_hash(tools)
             stale = {
                 name: digest
                 for name, digest in digests.items()
@@ -332,6 +337,7 @@ class ToolIndex:
             analysed: dict[str, tuple[str, Segment]] = {}
             new = dict(self._servers)
             for name, digest in stale.items():
+                foreground.give_way()
                 tools = servers[name]
                 segment = cached.get(name)
                 if segment is not None and segment.tools == tuple(t.name for t in tools):

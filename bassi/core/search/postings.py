@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from bassi.core import foreground
 from bassi.core.search.analysis import stems
 from bassi.core.search.documents import FIELDS, field_texts
 from bassi.core.tools import ToolInfo
@@ -57,6 +58,7 @@ class Segment:
         tf: list[int] = []
         lengths = np.zeros((len(tools), len(FIELDS)), dtype=np.float32)
         for d, tool in enumerate(tools):
+            foreground.give_way()
             texts = field_texts(tool)
             for f, text in enumerate(texts):
                 counts = Counter(stems(text))
@@ -96,6 +98,7 @@ class Postings:
         terms, docs, fields, tfs = [], [], [], []
         base = 0
         for seg in segments:
+            foreground.give_way()
             mapping = np.array(
                 [self.vocabulary.setdefault(t, len(self.vocabulary)) for t in seg.vocabulary],
                 dtype=np.int32,

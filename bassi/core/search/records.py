@@ -28,6 +28,7 @@ from whoosh.filedb.filestore import FileStorage, RamStorage
 from whoosh.lang.porter2 import stem
 from whoosh.qparser import MultifieldParser
 
+from bassi.core import foreground
 from bassi.core.json_store import write_atomic
 from bassi.core.search.analysis import STOP_WORDS
 from bassi.core.search.documents import params_text, title
@@ -223,6 +224,7 @@ class ToolRecords:
                     for name, tools in stale.items():
                         digest = servers[name][0]
                         for tool in tools:
+                            foreground.give_way()
                             writer.add_document(**_document(tool, digest))
                 except BaseException:
                     writer.cancel()
