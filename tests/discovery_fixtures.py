@@ -73,6 +73,15 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
+def program_of(pid: int) -> str:
+    """What process ``pid`` runs (its ``argv[0]``), or "" once it is gone: a stdio server is
+    first the shell that lowers its session, then the server it executes."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return ""
+
+
 async def until(condition: Callable[[], bool], seconds: float = HANG_SECONDS) -> None:
     """Poll ``condition`` until it holds; fail the test if it never does (a hang)."""
     loop = asyncio.get_running_loop()

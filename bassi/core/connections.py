@@ -52,6 +52,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from bassi import __version__
+from bassi.core import foreground
 from bassi.core.in_process import (
     CallScope,
     InProcessServer,
@@ -461,7 +462,7 @@ class ServerConnection:
             self._step = "tools/list"
             offers = await self._list_offers(client)
             if self._process is not None:
-                self._process.started()
+                tasks.start_soon(self._process.started)
             scope.deadline = math.inf
             self._client = client
             self._set_offers(offers)
@@ -611,6 +612,7 @@ class ServerConnection:
         version = self.protocol_version or LATEST_HANDSHAKE_VERSION
         kept = []
         for index, tool in enumerate(tools):
+            foreground.give_way()
             try:
                 wire_methods.validate_server_result(
                     "tools/list", version, {**result, "tools": [tool]}

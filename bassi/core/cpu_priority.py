@@ -5,20 +5,48 @@ its own (so that it can be stopped with its whole process tree), and Linux sched
 session as one group ("autogroup") weighing as much as bassi's own. On a two-core machine the
 UI's thread got one thirty-first of the CPU while the servers imported their code, and the
 screen froze for up to half a second at a time (``bench/loop_lag.py``). So a server's session
-is lowered to the least CPU weight while it starts, and put back to what it was once the server
-has answered: an idle server costs nothing, and one running a tool call competes as any other
-program would. Lowering and restoring a session's weight needs no privilege; on systems without
-autogroups (macOS, or scheduling by cgroups) both are no-ops.
+is lowered to the least CPU weight while it starts, and put back to the normal weight once the
+server has answered: an idle server costs nothing, and one running a tool call competes as any
+other program would. Lowering and restoring a session's weight needs no privilege; on systems
+without autogroups (macOS, or scheduling by cgroups) both are no-ops.
+
+Without CAP_SYS_ADMIN (any ordinary user) Linux takes one change of a session's weight per
+tenth of a second, system-wide, and refuses the others with EAGAIN. So of thirty servers spawned
+together only some start lowered (the rest start at the normal weight, as they would without
+this module), and a refused restore is tried again until it takes: a server must never be left
+running its tool calls at the background weight.
+
+The lowering happens inside the new process, before the server's own code runs. Lowering it
+from bassi after the spawn came too late: bassi learns of a new process only once its event
+loop has connected the pipes, and with thirty spawns queued the first servers imported at full
+weight for over a second, which froze the screen all the same.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
+
+import anyio
 
 BACKGROUND_NICE = 19
 """The weakest weight: a starting server runs when the screen does not need the CPU."""
+NEW_SESSION_NICE = 0
+"""What the kernel gives every new session: the weight a started server goes back to."""
+WEIGHT_CHANGE_INTERVAL = 0.1
+"""How often Linux lets a process without CAP_SYS_ADMIN change a session's weight (any
+session's: the limit is system-wide)."""
+_SHELL = Path("/bin/sh")
+_LOWER_THEN_EXEC = f'echo {BACKGROUND_NICE} 2>/dev/null >/proc/self/autogroup; exec "$0" "$@"'
+"""Lowers the shell's new session, then replaces the shell with the program. ``exec`` keeps
+the process, so the pid bassi tracks, signals and restores is the server's. The program and
+its arguments arrive as the shell's parameters, never inside its script, so nothing in them
+is interpreted. Where the write fails (a read-only ``/proc``) the server simply starts at the
+normal weight."""
 
 
 def _autogroup(pid: int) -> Path:
@@ -45,13 +73,37 @@ def set_session_nice(pid: int, nice: int) -> bool:
     return True
 
 
-def lower_session(pid: int) -> int | None:
-    """Lower the session to the background; returns its niceness before, to put back with
-    ``set_session_nice``, or None when nothing was changed."""
-    before = session_nice(pid)
-    if before is None or before >= BACKGROUND_NICE:
+async def restore_session(pid: int) -> None:
+    """Give a session lowered by ``started_in_background`` the weight of a new session back,
+    trying again while the kernel refuses (see the module's notes on its rate limit). Returns
+    at once for a session that was never lowered, and once the process is gone."""
+    # The kernel's clock, not an event, says when to try again.
+    while session_nice(pid) == BACKGROUND_NICE and not set_session_nice(pid, NEW_SESSION_NICE):  # noqa: ASYNC110
+        await anyio.sleep(WEIGHT_CHANGE_INTERVAL)
+
+
+@cache
+def _sessions_lowerable_by_shell() -> bool:
+    """Whether this system has autogroups and a shell to lower them with: asked once, not at
+    every spawn."""
+    return session_nice(os.getpid()) is not None and os.access(_SHELL, os.X_OK)
+
+
+def started_in_background(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path
+) -> list[str] | None:
+    """The command line that runs ``argv`` in a new session lowered from its first instruction
+    (to be spawned with ``start_new_session``), or None where it cannot be: no autogroups, no
+    ``/bin/sh``, or a program the system will not find. Such a program is spawned directly, so
+    that the system reports why it cannot start exactly as it would have."""
+    if not _sessions_lowerable_by_shell():
         return None
-    return before if set_session_nice(pid, BACKGROUND_NICE) else None
+    program = argv[0]
+    if os.path.dirname(program):
+        found = os.access(cwd / program, os.X_OK) and (cwd / program).is_file()
+    else:
+        found = shutil.which(program, path=os.pathsep.join(os.get_exec_path(env))) is not None
+    return [str(_SHELL), "-c", _LOWER_THEN_EXEC, *argv] if found else None
 
 
 def lower_this_process() -> None:

@@ -28,7 +28,7 @@ from mcp import types
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
-from bassi.core import cpu_priority
+from bassi.core import cpu_priority, foreground
 from bassi.core.safe_text import clean
 
 EXIT_GRACE = 2.0
@@ -51,8 +51,12 @@ def _parse(line: bytes) -> types.JSONRPCMessage:
     check as pydantic's ``validate_json`` in a third of the time, and it is the time the
     interpreter lock is held in one piece that stalls the UI (a megabyte of tool list:
     about 30 ms against 10). Raises ValueError (pydantic's ValidationError is one) for a
-    line that is not a JSON-RPC message, RecursionError for one nested too deep to parse."""
-    return types.jsonrpc_message_adapter.validate_python(json.loads(line), by_name=False)
+    line that is not a JSON-RPC message, RecursionError for one nested too deep to parse.
+    Each step holds the lock in one piece, so the screen gets its turn before each."""
+    foreground.give_way()
+    parsed = json.loads(line)
+    foreground.give_way()
+    return types.jsonrpc_message_adapter.validate_python(parsed, by_name=False)
 
 
 class ServerProcess:
@@ -74,15 +78,11 @@ class ServerProcess:
         """True once bassi started terminating the process; its exit code is then ours."""
         self.noise: deque[str] = deque(maxlen=_NOISE_LINES)
         """The last lines on stdout that were not JSON-RPC."""
-        self._nice_before = cpu_priority.lower_session(process.pid)
-        """The session's niceness before it was lowered for the start (see ``started``)."""
 
-    def started(self) -> None:
-        """The server has answered: its session gets back the CPU weight it was lowered
-        from while it started (``bassi.core.cpu_priority``)."""
-        if self._nice_before is not None:
-            cpu_priority.set_session_nice(self._process.pid, self._nice_before)
-            self._nice_before = None
+    async def started(self) -> None:
+        """The server has answered: its session gets the weight of any new session back
+        (``bassi.core.cpu_priority``), as soon as the kernel lets it."""
+        await cpu_priority.restore_session(self._process.pid)
 
     @property
     def returncode(self) -> int | None:
@@ -153,9 +153,10 @@ async def open_stdio_server(
     stderr."""
     # Shielded: a cancellation landing during the spawn would lose the new process. From
     # here to the ``try`` below there is no await, so it cannot land in between either.
+    lowered_argv = cpu_priority.started_in_background([command, *args], env, cwd)
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
-            [command, *args],
+            lowered_argv or [command, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,12 +1,21 @@
 """A well-behaved stdio MCP server. ``--banner`` first prints a line that is not JSON-RPC,
 as servers with a stray ``print`` do; bassi must still connect. ``--started-log PATH``
-appends a line to PATH each time the server starts."""
+appends a line to PATH each time the server starts; ``--started-in PATH`` writes the
+scheduling group its code began in."""
 
 import os
 import sys
 import time
+from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+STARTED_IN = (
+    Path("/proc/self/autogroup").read_text().strip()
+    if Path("/proc/self/autogroup").exists()
+    else "no autogroups"
+)
+"""The scheduling group the server's code began in, read before anything else ran."""
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402 (after reading the priority)
 
 server = MCPServer("good")
 
@@ -41,6 +50,8 @@ if __name__ == "__main__":
     if "--started-log" in sys.argv:
         with open(sys.argv[sys.argv.index("--started-log") + 1], "a") as log:
             log.write("started\n")
+    if "--started-in" in sys.argv:
+        Path(sys.argv[sys.argv.index("--started-in") + 1]).write_text(STARTED_IN)
     if "--banner" in sys.argv:
         print("Good server v1 starting (this line is not JSON-RPC)", flush=True)
     server.run("stdio")
