@@ -478,3 +478,30 @@ def test_indexing_in_the_background_reports_what_is_not_searchable_yet() -> None
     assert idx.wait_indexed(timeout=60)
     found = idx.find("send an email")
     assert found.indexing == () and refs(found.hits)[0] == "mail/send-mail"
+
+
+def test_a_removed_server_leaves_searches_at_once_while_the_index_catches_up() -> None:
+    """A disabled server's tools are not offered while the index's thread is still busy
+    taking them out; a server enabled again comes back once it is re-indexed."""
+    idx = ToolIndex()
+    idx.submit("mail", CATALOG["mail"])
+    assert idx.wait_indexed(timeout=60)
+    assert refs(idx.search("send an email"))[0] == "mail/send-mail"
+    gate = threading.Event()
+    build = idx._apply
+
+    def slow(*args: Any, **kwargs: Any) -> list[str]:
+        assert gate.wait(timeout=60)
+        return build(*args, **kwargs)
+
+    idx._apply = slow  # type: ignore[method-assign]
+    idx.submit_removal("mail")
+    found = idx.find("send an email")
+    assert found.hits == [] and found.indexing == ("mail",)
+    assert idx.find("server:mail").hits == []
+    gate.set()
+    assert idx.wait_indexed(timeout=60)
+    assert idx.search("send an email") == []
+    idx.submit("mail", CATALOG["mail"])
+    assert idx.wait_indexed(timeout=60)
+    assert refs(idx.search("send an email"))[0] == "mail/send-mail"

@@ -201,6 +201,10 @@ class ToolIndex:
         self._queue = _Queue()
         self._queued = threading.Condition()
         self._updater: threading.Thread | None = None
+        self._withdrawn: set[str] = set()
+        """Servers submitted for removal and not re-submitted: their tools leave searches at
+        once, while the updater is still taking them out of the view and the index of record
+        (a disabled server's tools must not be offered a moment longer)."""
 
     def __len__(self) -> int:
         return len(self._view.tools)
@@ -238,6 +242,8 @@ class ToolIndex:
 
     def update_server(self, server: str, tools: Sequence[ToolInfo]) -> bool:
         """Replace a server's tools now. False (and nothing done) when they are unchanged."""
+        with self._queued:
+            self._withdrawn.discard(server)
         return bool(self._apply({server: tuple(tools)}, removed=()))
 
     def remove_server(self, server: str) -> None:
@@ -258,12 +264,14 @@ class ToolIndex:
         with self._queued:
             self._queue.removed.discard(server)
             self._queue.servers[server] = tuple(tools)
+            self._withdrawn.discard(server)
             self._start_updater()
 
     def submit_removal(self, server: str) -> None:
         with self._queued:
             self._queue.servers.pop(server, None)
             self._queue.removed.add(server)
+            self._withdrawn.add(server)
             self._start_updater()
 
     def submit_retain(self, servers: Sequence[str]) -> None:
@@ -299,6 +307,7 @@ class ToolIndex:
             except Exception:
                 log.exception("indexing %s failed", ", ".join(queue.servers) or "servers")
             with self._queued:
+                self._withdrawn -= queue.removed - self._queue.removed
                 self._queue.busy = ()
                 self._queued.notify_all()
 
@@ -382,15 +391,19 @@ class ToolIndex:
     ) -> Found:
         """``search``, with what a person should know about the answer: a filter that could
         not be read, and servers still being indexed."""
-        view = self._view
-        indexing = self.indexing
+        with self._queued:  # the view with what was withdrawn from it, as of one moment
+            view = self._view
+            indexing = self._pending()
+            withdrawn = [
+                view.server_ids[s.lower()] for s in self._withdrawn if s.lower() in view.server_ids
+            ]
         parsed = parse(query, self._vocabulary, SYNONYM_WEIGHT)
         if parsed.problem is not None:
             return Found([], parsed.problem, filtered=True, indexing=indexing)
         wanted = (server or parsed.server or "").lower() or None
         if limit <= 0 or not view.tools or (wanted is not None and wanted not in view.server_ids):
             return Found([], filtered=bool(parsed.filter), indexing=indexing)
-        allowed = np.ones(len(view.tools), dtype=bool)
+        allowed = ~np.isin(view.servers_of, withdrawn)
         if wanted is not None:
             allowed &= view.servers_of == view.server_ids[wanted]
         terms: tuple[str, ...] = ()
