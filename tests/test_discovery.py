@@ -229,14 +229,22 @@ async def test_a_starting_server_yields_the_cpu_and_gets_it_back_once_it_answere
     )
     [starting] = marked_processes(connections.marker)
     assert session_nice(starting) == BACKGROUND_NICE
-    # A name a shell would expand or split: the arguments must reach the server unchanged.
-    report = tmp_path / "started in $HOME; `x` $(x) 'q'.txt"
-    await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)  # the kernel's turn for this server's lowering
-    await connections.ready(stdio("good", "good_server.py", "--started-in", str(report)))
-    # Lowered before the server's own code ran, not some time after bassi saw it start.
-    assert report.read_text().endswith(f"nice {BACKGROUND_NICE}")
-    [answered] = set(marked_processes(connections.marker)) - {starting}
-    await until(lambda: session_nice(answered) == 0)  # what a new session starts with
+    # Spawned together: where the kernel takes one change of weight per tenth of a second,
+    # each waits for its turn. A name a shell would expand or split: the arguments must
+    # reach the server unchanged.
+    reports = [tmp_path / f"started in $HOME; `x` $(x) 'q' {n}.txt" for n in range(3)]
+    await asyncio.gather(
+        *(
+            connections.ready(stdio(f"good{n}", "good_server.py", "--started-in", str(report)))
+            for n, report in enumerate(reports)
+        )
+    )
+    # Lowered before the servers' own code ran, not some time after bassi saw them start.
+    assert [r.read_text().split()[-2:] for r in reports] == [["nice", str(BACKGROUND_NICE)]] * 3
+    answered = set(marked_processes(connections.marker)) - {starting}
+    assert len(answered) == 3
+    # What a new session starts with, once the kernel takes each restore.
+    await until(lambda: [session_nice(pid) for pid in answered] == [0, 0, 0])
     assert session_nice(starting) == BACKGROUND_NICE
 
 

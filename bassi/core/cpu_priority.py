@@ -11,10 +11,10 @@ other program would. Lowering and restoring a session's weight needs no privileg
 without autogroups (macOS, or scheduling by cgroups) both are no-ops.
 
 Without CAP_SYS_ADMIN (any ordinary user) Linux takes one change of a session's weight per
-tenth of a second, system-wide, and refuses the others with EAGAIN. So of thirty servers spawned
-together only some start lowered (the rest start at the normal weight, as they would without
-this module), and a refused restore is tried again until it takes: a server must never be left
-running its tool calls at the background weight.
+tenth of a second, system-wide, and refuses the others with EAGAIN. So thirty servers spawned
+together take their turns to be lowered before their code runs (``_LOWER_THEN_EXEC``), and a
+refused restore is tried again until it takes: a server must never be left running its tool
+calls at the background weight.
 
 The lowering happens inside the new process, before the server's own code runs. Lowering it
 from bassi after the spawn came too late: bassi learns of a new process only once its event
@@ -41,12 +41,21 @@ WEIGHT_CHANGE_INTERVAL = 0.1
 """How often Linux lets a process without CAP_SYS_ADMIN change a session's weight (any
 session's: the limit is system-wide)."""
 _SHELL = Path("/bin/sh")
-_LOWER_THEN_EXEC = f'echo {BACKGROUND_NICE} 2>/dev/null >/proc/self/autogroup; exec "$0" "$@"'
+LOWERING_TRIES = 30
+"""How many turns a starting server's shell waits for (one per ``WEIGHT_CHANGE_INTERVAL``, at
+most three seconds) before the server starts at the normal weight after all."""
+_LOWER_THEN_EXEC = (
+    f"n={LOWERING_TRIES}; until echo {BACKGROUND_NICE} 2>/dev/null >/proc/self/autogroup; do"
+    f' n=$((n - 1)); [ "$n" -gt 0 ] || break; sleep {WEIGHT_CHANGE_INTERVAL}; done;'
+    ' exec "$0" "$@"'
+)
 """Lowers the shell's new session, then replaces the shell with the program. ``exec`` keeps
 the process, so the pid bassi tracks, signals and restores is the server's. The program and
 its arguments arrive as the shell's parameters, never inside its script, so nothing in them
-is interpreted. Where the write fails (a read-only ``/proc``) the server simply starts at the
-normal weight."""
+is interpreted. A refused write is tried again at the kernel's next turn: of thirty servers
+spawned together, the first imports while the others wait for theirs, instead of all but one
+importing at full weight beside the screen. Where the write keeps failing (a read-only
+``/proc``) the server starts at the normal weight."""
 
 
 def _autogroup(pid: int) -> Path:
