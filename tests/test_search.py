@@ -505,3 +505,37 @@ def test_a_removed_server_leaves_searches_at_once_while_the_index_catches_up() -
     idx.submit("mail", CATALOG["mail"])
     assert idx.wait_indexed(timeout=60)
     assert refs(idx.search("send an email"))[0] == "mail/send-mail"
+
+
+def test_a_word_shared_in_another_sense_does_not_outrank_the_tool_the_request_means() -> None:
+    """ "likes" is the file search's only link to the request (its "pattern like '*.ext'");
+    the encoder finds it unrelated, and the memory tools are what the request describes.
+    Definitions as the real servers give them."""
+    search_files = (
+        "Recursively search for files and directories matching a pattern. The patterns should "
+        "be glob-style patterns that match paths relative to the working directory. Use "
+        "pattern like '*.ext' to match files in current directory, and '**/*.ext' to match "
+        "files in all subdirectories. Returns full paths to all matching items. Great for "
+        "finding files when you don't know their exact location. Only searches within allowed "
+        "directories."
+    )
+    graph = "in the knowledge graph"
+    servers = {
+        **CATALOG,
+        "files": [tool("files", "search_files", search_files, path="", pattern="")],
+        "memory": [
+            tool("memory", "create_entities", f"Create multiple new entities {graph}"),
+            tool(
+                "memory", "add_observations", f"Add new observations to existing entities {graph}"
+            ),
+            tool("memory", "search_nodes", f"Search for nodes {graph} based on a query"),
+        ],
+    }
+    idx = ToolIndex()
+    idx.sync(registry_of(servers))
+    assert idx.wait_semantic(timeout=60)
+    hits = idx.search("remember that Alice likes tea")
+    assert refs(hits)[0].startswith("memory/")
+    [shared] = [h for h in hits if h.tool.ref == "files/search_files"]
+    assert shared.signals is not None
+    assert "the meaning is unrelated" in shared.signals.lines()[0]  # why it ranks lower

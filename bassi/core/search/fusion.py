@@ -11,7 +11,8 @@ Two signals say how well a tool fits a request, each between 0 and 1:
   ``ENCODER_FLOOR`` (unrelated texts) to ``ENCODER_CEIL`` (a close paraphrase).
 
 They are combined as independent pieces of evidence, ``1 - (1 - words) (1 - meaning)``:
-either alone can make a good match, both together a better one. The result is then scaled
+either alone can make a good match, both together a better one. Words count less for a tool
+the encoder finds unrelated (``UNRELATED_DISCOUNT``). The result is then scaled
 down, never up, for a tool whose name does something else than the request asks, and for
 things its name acts on that the request never mentions. A score is therefore comparable
 between queries; below ``WEAK`` it is labelled as weak.
@@ -42,6 +43,11 @@ WORDS_WEIGHT = 0.6
 nobody tuned for, the request's meaning is the better guide (``bench/fusion_grid.py``)."""
 MEANING_WEIGHT = 0.9
 """The most meaning alone can score."""
+UNRELATED_DISCOUNT = 0.5
+"""How much of its word coverage a tool keeps less where the encoder finds it unrelated to
+the request (cosine 0 or below, full coverage again from ``ENCODER_FLOOR``): a word shared
+in another sense ("likes" in a file search's "like") must not outrank the tool the request
+describes. Scaled by ``known``, so jargon the encoder cannot read keeps its word matches."""
 LISTING_COSINE = 0.25
 """A tool no query word reaches is listed only from this cosine on, so nonsense queries
 still find nothing."""
@@ -67,6 +73,8 @@ class Signals:
     score: float
     words: float
     """Share of the request the tool's words cover, 0-1."""
+    counted: float
+    """How much of that coverage counted: less where the encoder finds the tool unrelated."""
     meaning: float | None
     """Encoder similarity mapped to 0-1; None before the vectors are ready."""
     cosine: float | None
@@ -78,7 +86,7 @@ class Signals:
 
     @classmethod
     def filter_only(cls) -> Signals:
-        return cls(1.0, 0.0, None, None, "", 0, filter=True)
+        return cls(1.0, 0.0, 0.0, None, None, "", 0, filter=True)
 
     def lines(self) -> list[str]:
         """One short line per signal."""
@@ -87,6 +95,8 @@ class Signals:
         if self.exact:
             return ["the query is this tool's name"]
         out = [f"words: covers {self.words:.0%} of the request"]
+        if self.counted < self.words - 0.005:
+            out[0] += f", counted as {self.counted:.0%}: the meaning is unrelated"
         if self.meaning is None:
             out.append("meaning: not ready yet (tool vectors still being computed)")
         else:
@@ -106,6 +116,7 @@ class Signals:
 class Fused:
     scores: Floats
     words: Floats
+    counted: Floats
     meaning: Floats | None
     cosine: Floats | None
     factors: Floats
@@ -132,6 +143,7 @@ class Fused:
         return Signals(
             score=float(self.scores[i]),
             words=float(self.words[i]),
+            counted=float(self.counted[i]),
             meaning=float(self.meaning[i]) if self.meaning is not None else None,
             cosine=float(self.cosine[i]) if self.cosine is not None else None,
             action=action,
@@ -182,17 +194,21 @@ def fuse(
         factors /= 1.0 + AGREE  # agreement is the norm, never a bonus above 1
     factors /= 1.0 + UNSAID_PENALTY * unsaid
     meaning: Floats | None = None
+    counted = words
     if cosine is None:
         scores = WORDS_WEIGHT * words
     else:
         meaning = np.clip((cosine - ENCODER_FLOOR) / (ENCODER_CEIL - ENCODER_FLOOR), 0.0, 1.0)
-        scores = 1.0 - (1.0 - WORDS_WEIGHT * words) * (1.0 - MEANING_WEIGHT * known * meaning)
+        related = np.clip(cosine / ENCODER_FLOOR, 0.0, 1.0)
+        counted = words * (1.0 - known * UNRELATED_DISCOUNT * (1.0 - related))
+        scores = 1.0 - (1.0 - WORDS_WEIGHT * counted) * (1.0 - MEANING_WEIGHT * known * meaning)
         scores[(words <= 0) & (cosine < LISTING_COSINE)] = 0.0
     scores = (scores * factors).astype(np.float32)
     scores[exact] = 1.0
     return Fused(
         scores=scores,
         words=words,
+        counted=counted,
         meaning=meaning,
         cosine=cosine,
         factors=factors.astype(np.float32),
