@@ -461,8 +461,9 @@ def test_scores_are_comparable_weak_matches_are_labelled_and_explained(index: To
     assert lone[0].weak, "one shared word is a weak match, not 1.00"
 
 
-def test_indexing_in_the_background_reports_what_is_not_searchable_yet() -> None:
-    idx = ToolIndex()
+def held_updates(idx: ToolIndex) -> threading.Event:
+    """Hold the index's thread before it applies what it was given, until the event is set:
+    a moment while an update is submitted but not yet applied."""
     gate = threading.Event()
     build = idx._apply
 
@@ -471,6 +472,12 @@ def test_indexing_in_the_background_reports_what_is_not_searchable_yet() -> None
         return build(*args, **kwargs)
 
     idx._apply = slow  # type: ignore[method-assign]
+    return gate
+
+
+def test_indexing_in_the_background_reports_what_is_not_searchable_yet() -> None:
+    idx = ToolIndex()
+    gate = held_updates(idx)
     idx.submit("mail", CATALOG["mail"])
     found = idx.find("send an email")
     assert found.hits == [] and found.indexing == ("mail",)
@@ -487,14 +494,7 @@ def test_a_removed_server_leaves_searches_at_once_while_the_index_catches_up() -
     idx.submit("mail", CATALOG["mail"])
     assert idx.wait_indexed(timeout=60)
     assert refs(idx.search("send an email"))[0] == "mail/send-mail"
-    gate = threading.Event()
-    build = idx._apply
-
-    def slow(*args: Any, **kwargs: Any) -> list[str]:
-        assert gate.wait(timeout=60)
-        return build(*args, **kwargs)
-
-    idx._apply = slow  # type: ignore[method-assign]
+    gate = held_updates(idx)
     idx.submit_removal("mail")
     found = idx.find("send an email")
     assert found.hits == [] and found.indexing == ("mail",)
