@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 
@@ -103,3 +104,17 @@ async def test_without_a_loop_to_give_way_to_background_work_goes_straight_on(
     finally:
         foreground.detach(closed)
     await in_background(foreground.give_way)
+
+
+async def test_while_a_loop_is_attached_threads_hand_over_the_lock_sooner() -> None:
+    """The loop's thread gets the interpreter lock back after a shorter switch interval, and
+    the process switches as before once the loop is gone."""
+    before = sys.getswitchinterval()
+    running = asyncio.get_running_loop()
+    foreground.attach(running)
+    try:
+        assert sys.getswitchinterval() == pytest.approx(foreground.SWITCH_INTERVAL)
+        assert before > foreground.SWITCH_INTERVAL
+    finally:
+        foreground.detach(running)
+    assert sys.getswitchinterval() == pytest.approx(before)
