@@ -170,6 +170,18 @@ class _Queue:
     removed: set[str] = field(default_factory=set)
     retain: set[str] | None = None
     busy: tuple[str, ...] = ()
+    """Servers the updater is working on, not yet searchable as submitted."""
+    leaving: frozenset[str] = frozenset()
+    """Of those, the ones it is taking out: searches leave their tools out already."""
+
+    def withdrawn(self) -> set[str]:
+        """Servers whose tools no search may offer any more (a disabled server's tools must
+        not be offered a moment longer), though the view still holds them."""
+        return self.removed | self.leaving
+
+    def settle(self) -> None:
+        """What the updater was busy with is in the view."""
+        self.busy, self.leaving = (), frozenset()
 
 
 class ToolIndex:
@@ -201,10 +213,6 @@ class ToolIndex:
         self._queue = _Queue()
         self._queued = threading.Condition()
         self._updater: threading.Thread | None = None
-        self._withdrawn: set[str] = set()
-        """Servers submitted for removal and not re-submitted: their tools leave searches at
-        once, while the updater is still taking them out of the view and the index of record
-        (a disabled server's tools must not be offered a moment longer)."""
 
     def __len__(self) -> int:
         return len(self._view.tools)
@@ -242,8 +250,6 @@ class ToolIndex:
 
     def update_server(self, server: str, tools: Sequence[ToolInfo]) -> bool:
         """Replace a server's tools now. False (and nothing done) when they are unchanged."""
-        with self._queued:
-            self._withdrawn.discard(server)
         return bool(self._apply({server: tuple(tools)}, removed=()))
 
     def remove_server(self, server: str) -> None:
@@ -264,14 +270,13 @@ class ToolIndex:
         with self._queued:
             self._queue.removed.discard(server)
             self._queue.servers[server] = tuple(tools)
-            self._withdrawn.discard(server)
+            self._queue.leaving -= {server}
             self._start_updater()
 
     def submit_removal(self, server: str) -> None:
         with self._queued:
             self._queue.servers.pop(server, None)
             self._queue.removed.add(server)
-            self._withdrawn.add(server)
             self._start_updater()
 
     def submit_retain(self, servers: Sequence[str]) -> None:
@@ -293,10 +298,12 @@ class ToolIndex:
                 queue = self._queue
                 if not queue.servers and not queue.removed and queue.retain is None:
                     self._updater = None
-                    self._queue.busy = ()
+                    self._queue.settle()
                     self._queued.notify_all()
                     return
-                self._queue = _Queue(busy=(*queue.servers, *queue.removed))
+                self._queue = _Queue(
+                    busy=(*queue.servers, *queue.removed), leaving=frozenset(queue.removed)
+                )
             try:
                 removed = tuple(s for s in queue.removed if s in self._servers)
                 if queue.retain is not None:
@@ -307,14 +314,13 @@ class ToolIndex:
             except Exception:
                 log.exception("indexing %s failed", ", ".join(queue.servers) or "servers")
             with self._queued:
-                self._withdrawn -= queue.removed - self._queue.removed
-                self._queue.busy = ()
+                self._queue.settle()
                 self._queued.notify_all()
 
     def _swapped(self) -> None:
         """The updater's new view is in: what it was busy with is searchable."""
         with self._queued:
-            self._queue.busy = ()
+            self._queue.settle()
             self._queued.notify_all()
 
     def _apply(
@@ -395,7 +401,9 @@ class ToolIndex:
             view = self._view
             indexing = self._pending()
             withdrawn = [
-                view.server_ids[s.lower()] for s in self._withdrawn if s.lower() in view.server_ids
+                view.server_ids[s.lower()]
+                for s in self._queue.withdrawn()
+                if s.lower() in view.server_ids
             ]
         parsed = parse(query, self._vocabulary, SYNONYM_WEIGHT)
         if parsed.problem is not None:
