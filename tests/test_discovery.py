@@ -192,6 +192,8 @@ async def can_lower_sessions() -> bool:
     kernel or container does; then bassi leaves priorities alone). Returns once the kernel
     takes the next change of weight again (without CAP_SYS_ADMIN it takes one per
     ``WEIGHT_CHANGE_INTERVAL``, system-wide)."""
+    if not cpu_priority.schedules_by_session():
+        return False
     with session_of_its_own() as probe:
         for _ in range(3):  # a change made elsewhere just before may take this one's turn
             await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
@@ -246,6 +248,33 @@ async def test_a_starting_server_yields_the_cpu_and_gets_it_back_once_it_answere
     # What a new session starts with, once the kernel takes each restore.
     await until(lambda: [session_nice(pid) for pid in answered] == [0, 0, 0])
     assert session_nice(starting) == BACKGROUND_NICE
+
+
+async def test_servers_start_lowered_though_bassi_has_no_session_weight_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A process init started without a session of its own (as CI runners and services are)
+    is in the kernel's root group, whose autogroup file is empty: its servers still get
+    sessions of their own, and must still start lowered."""
+    if not await can_lower_sessions():
+        pytest.skip("this system does not schedule by session, or will not let it be lowered")
+    root_group = tmp_path / "autogroup"
+    root_group.write_text("")
+    real_autogroup = cpu_priority._autogroup
+    me = os.getpid()
+    monkeypatch.setattr(
+        cpu_priority, "_autogroup", lambda pid: root_group if pid == me else real_autogroup(pid)
+    )
+    cpu_priority.schedules_by_session.cache_clear()
+    assert session_nice(me) is None
+    argv = [sys.executable, "-c", "print(open('/proc/self/autogroup').read().split()[-1])"]
+    command = cpu_priority.started_in_background(argv, os.environ, tmp_path)
+    assert command is not None, "the server would start at the normal weight"
+    started = await asyncio.create_subprocess_exec(
+        *command, stdout=subprocess.PIPE, start_new_session=True
+    )
+    printed, _ = await asyncio.wait_for(started.communicate(), HANG_SECONDS)
+    assert printed.decode().strip() == str(BACKGROUND_NICE)
 
 
 async def test_a_restore_the_kernel_refuses_is_tried_again_until_it_takes(

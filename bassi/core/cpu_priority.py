@@ -91,11 +91,19 @@ async def restore_session(pid: int) -> None:
         await anyio.sleep(WEIGHT_CHANGE_INTERVAL)
 
 
+_AUTOGROUPS_ENABLED = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
 @cache
-def _sessions_lowerable_by_shell() -> bool:
-    """Whether this system has autogroups and a shell to lower them with: asked once, not at
-    every spawn."""
-    return session_nice(os.getpid()) is not None and os.access(_SHELL, os.X_OK)
+def schedules_by_session() -> bool:
+    """Whether the kernel weighs sessions against each other (and there is a shell to lower
+    them with): asked once, not at every spawn. Asked of the system, not of bassi's own
+    session: a process that init started without a session of its own (a CI runner, a
+    service) is in the root group, which has no weight to read, while every server it spawns
+    gets a session that has one."""
+    with suppress(OSError):
+        return _AUTOGROUPS_ENABLED.read_text().strip() == "1" and os.access(_SHELL, os.X_OK)
+    return False
 
 
 def started_in_background(
@@ -105,7 +113,7 @@ def started_in_background(
     (to be spawned with ``start_new_session``), or None where it cannot be: no autogroups, no
     ``/bin/sh``, or a program the system will not find. Such a program is spawned directly, so
     that the system reports why it cannot start exactly as it would have."""
-    if not _sessions_lowerable_by_shell():
+    if not schedules_by_session():
         return None
     program = argv[0]
     if os.path.dirname(program):
