@@ -300,6 +300,44 @@ async def test_a_restore_the_kernel_refuses_is_tried_again_until_it_takes(
         assert len(attempts) == 3, "a session at the normal weight is left alone"
 
 
+async def test_restores_leave_the_kernels_turns_to_servers_still_waiting_to_be_lowered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the kernel taking one change of weight per tenth of a second, a restore taking a
+    turn kept a starting server from being lowered: thirty servers were searchable seconds
+    later. A restore waits until no server bassi spawned still waits for its turn, or until
+    that server's shell has had time enough to give up."""
+    if not await can_lower_sessions():
+        pytest.skip("this system does not schedule by session, or will not let it be lowered")
+    with session_of_its_own() as answered, session_of_its_own() as starting:
+        assert set_session_nice(answered, BACKGROUND_NICE)
+        cpu_priority.spawned_lowering(starting)
+        restoring = asyncio.create_task(cpu_priority.restore_session(answered))
+        await asyncio.sleep(5 * WEIGHT_CHANGE_INTERVAL)
+        assert session_nice(answered) == BACKGROUND_NICE, "restored before the other was lowered"
+        assert await until_lowered(starting)
+        await asyncio.wait_for(restoring, HANG_SECONDS)
+        assert session_nice(answered) == cpu_priority.NEW_SESSION_NICE
+    with session_of_its_own() as answered, session_of_its_own() as given_up:
+        await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
+        assert set_session_nice(answered, BACKGROUND_NICE)
+        monkeypatch.setattr(cpu_priority, "_LOWERING_DEADLINE", 3 * WEIGHT_CHANGE_INTERVAL)
+        cpu_priority.spawned_lowering(given_up)
+        await asyncio.wait_for(cpu_priority.restore_session(answered), HANG_SECONDS)
+        assert session_nice(answered) == cpu_priority.NEW_SESSION_NICE
+        assert session_nice(given_up) == cpu_priority.NEW_SESSION_NICE
+
+
+async def until_lowered(pid: int) -> bool:
+    """Lowers ``pid``'s session as soon as the kernel takes it (a restore may have had the
+    last turn); whether it took within a few turns."""
+    for _ in range(5):
+        await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
+        if set_session_nice(pid, BACKGROUND_NICE):
+            return True
+    return False
+
+
 async def test_a_program_that_cannot_be_found_is_named_though_servers_start_lowered(
     connections: Connections, tmp_path: Path
 ) -> None:

@@ -14,7 +14,9 @@ Without CAP_SYS_ADMIN (any ordinary user) Linux takes one change of a session's 
 tenth of a second, system-wide, and refuses the others with EAGAIN. So thirty servers spawned
 together take their turns to be lowered before their code runs (``_LOWER_THEN_EXEC``), and a
 refused restore is tried again until it takes: a server must never be left running its tool
-calls at the background weight.
+calls at the background weight. Restores wait while a server bassi spawned still waits for
+its turn to be lowered: a restore taking that turn kept the other server from starting at
+all, and with thirty servers the last were searchable four to seven seconds later.
 
 The lowering happens inside the new process, before the server's own code runs. Lowering it
 from bassi after the spawn came too late: bassi learns of a new process only once its event
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from functools import cache
@@ -82,12 +86,44 @@ def set_session_nice(pid: int, nice: int) -> bool:
     return True
 
 
+_LOWERING_DEADLINE = 2 * LOWERING_TRIES * WEIGHT_CHANGE_INTERVAL
+"""Seconds after its spawn that a server's shell counts as waiting for its turn at most: its
+tries, with room for the ``sleep`` it runs between them on a loaded machine. A server whose
+shell gave up (a read-only ``/proc``) holds the restores back no longer."""
+_lowering: dict[int, float] = {}
+"""The servers spawned to lower themselves, by pid, with the time they stop counting."""
+_lowering_lock = threading.Lock()
+
+
+def spawned_lowering(pid: int) -> None:
+    """``pid`` was spawned with ``started_in_background``'s command: until its session is
+    lowered, restores of other sessions leave the kernel's turns to it."""
+    with _lowering_lock:
+        _lowering[pid] = time.monotonic() + _LOWERING_DEADLINE
+
+
+def _still_lowering() -> bool:
+    """Whether a server bassi spawned still waits for its turn to be lowered. Forgets the ones
+    lowered, gone or past their deadline."""
+    now = time.monotonic()
+    with _lowering_lock:
+        for pid, deadline in list(_lowering.items()):
+            if now >= deadline or session_nice(pid) != NEW_SESSION_NICE:
+                del _lowering[pid]
+        return bool(_lowering)
+
+
 async def restore_session(pid: int) -> None:
     """Give a session lowered by ``started_in_background`` the weight of a new session back,
-    trying again while the kernel refuses (see the module's notes on its rate limit). Returns
-    at once for a session that was never lowered, and once the process is gone."""
+    once no other server waits to be lowered first, trying again while the kernel refuses (see
+    the module's notes on its rate limit). Returns at once for a session that was never
+    lowered, and once the process is gone."""
+    with _lowering_lock:
+        _lowering.pop(pid, None)  # it answered, so its own lowering is over
     # The kernel's clock, not an event, says when to try again.
-    while session_nice(pid) == BACKGROUND_NICE and not set_session_nice(pid, NEW_SESSION_NICE):  # noqa: ASYNC110
+    while session_nice(pid) == BACKGROUND_NICE and (  # noqa: ASYNC110
+        _still_lowering() or not set_session_nice(pid, NEW_SESSION_NICE)
+    ):
         await anyio.sleep(WEIGHT_CHANGE_INTERVAL)
 
 

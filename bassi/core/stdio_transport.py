@@ -164,6 +164,8 @@ async def open_stdio_server(
             cwd=cwd,
             start_new_session=True,
         )
+    if lowered_argv is not None:
+        cpu_priority.spawned_lowering(process.pid)
     handle = ServerProcess(process, log)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
