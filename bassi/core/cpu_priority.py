@@ -15,8 +15,7 @@ tenth of a second, system-wide, and refuses the others with EAGAIN. So thirty se
 together take their turns to be lowered before their code runs (``_LOWER_THEN_EXEC``), and a
 refused restore is tried again until it takes: a server must never be left running its tool
 calls at the background weight. Restores wait while a server bassi spawned still waits for
-its turn to be lowered: a restore taking that turn kept the other server from starting at
-all, and with thirty servers the last were searchable four to seven seconds later.
+its turn to be lowered: a restore taking that turn kept the other server from starting.
 
 The lowering happens inside the new process, before the server's own code runs. Lowering it
 from bassi after the spawn came too late: bassi learns of a new process only once its event
@@ -104,13 +103,15 @@ def spawned_lowering(pid: int) -> None:
 
 def _still_lowering() -> bool:
     """Whether a server bassi spawned still waits for its turn to be lowered. Forgets the ones
-    lowered, gone or past their deadline."""
+    lowered, gone or past their deadline, up to the first still waiting: every waiting restore
+    asks ten times a second, so one answer costs one read of ``/proc`` most times."""
     now = time.monotonic()
     with _lowering_lock:
         for pid, deadline in list(_lowering.items()):
-            if now >= deadline or session_nice(pid) != NEW_SESSION_NICE:
-                del _lowering[pid]
-        return bool(_lowering)
+            if now < deadline and session_nice(pid) == NEW_SESSION_NICE:
+                return True
+            del _lowering[pid]
+        return False
 
 
 async def restore_session(pid: int) -> None:
