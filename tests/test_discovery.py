@@ -195,12 +195,20 @@ async def can_lower_sessions() -> bool:
     if not cpu_priority.schedules_by_session():
         return False
     with session_of_its_own() as probe:
-        for _ in range(3):  # a change made elsewhere just before may take this one's turn
-            await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
-            if set_session_nice(probe, BACKGROUND_NICE):
-                await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
-                return session_nice(probe) == BACKGROUND_NICE
-        return False
+        if not await until_lowered(probe, turns=3):
+            return False
+        await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
+        return session_nice(probe) == BACKGROUND_NICE
+
+
+async def until_lowered(pid: int, turns: int = 5) -> bool:
+    """Lowers ``pid``'s session as soon as the kernel takes it (a change made elsewhere just
+    before, a restore say, may have had the last turn); whether it took within ``turns``."""
+    for _ in range(turns):
+        await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
+        if set_session_nice(pid, BACKGROUND_NICE):
+            return True
+    return False
 
 
 @contextmanager
@@ -326,16 +334,6 @@ async def test_restores_leave_the_kernels_turns_to_servers_still_waiting_to_be_l
         await asyncio.wait_for(cpu_priority.restore_session(answered), HANG_SECONDS)
         assert session_nice(answered) == cpu_priority.NEW_SESSION_NICE
         assert session_nice(given_up) == cpu_priority.NEW_SESSION_NICE
-
-
-async def until_lowered(pid: int) -> bool:
-    """Lowers ``pid``'s session as soon as the kernel takes it (a restore may have had the
-    last turn); whether it took within a few turns."""
-    for _ in range(5):
-        await asyncio.sleep(WEIGHT_CHANGE_INTERVAL)
-        if set_session_nice(pid, BACKGROUND_NICE):
-            return True
-    return False
 
 
 async def test_a_program_that_cannot_be_found_is_named_though_servers_start_lowered(
