@@ -346,7 +346,7 @@ def test_a_few_schemas_are_checked_without_starting_a_process() -> None:
 def test_without_its_process_the_background_check_still_finds_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("bassi.core.schema_worker.sys.executable", "/nonexistent/python")
+    monkeypatch.setattr("bassi.core.helper_process.sys.executable", "/nonexistent/python")
     checks = SchemaChecks()
     tools = [*many(WORKER_BATCH), tool({"$ref": "#/nowhere"}, "broken")]
     try:

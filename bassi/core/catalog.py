@@ -228,7 +228,7 @@ class Catalog:
         if self._index is None:
             from bassi.core.search import ToolIndex
 
-            self._index = ToolIndex(self.settings.state_dir / "index")
+            self._index = ToolIndex(self.settings.state_dir / "index", helpers=True)
         return self._index
 
     def waiting(self) -> list[str]:

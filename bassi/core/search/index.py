@@ -189,15 +189,21 @@ class ToolIndex:
 
     ``cache_dir`` holds the on-disk Whoosh index of record (e.g. ``<project>/.bassi/index``)
     with the analysed servers and tool vectors beside it; with None everything lives in
-    memory."""
+    memory. With ``helpers`` (the app's index), the index of record is written and the tool
+    vectors are computed by helper processes, away from the screen's interpreter and at the
+    least CPU weight."""
 
     def __init__(
-        self, cache_dir: Path | None = None, *, encoder: SentenceEncoder | None = None
+        self,
+        cache_dir: Path | None = None,
+        *,
+        encoder: SentenceEncoder | None = None,
+        helpers: bool = False,
     ) -> None:
         self._segments = (
             SegmentCache(cache_dir.parent / f"{cache_dir.name}-segments") if cache_dir else None
         )
-        self.records = ToolRecords(cache_dir)
+        self.records = ToolRecords(cache_dir, in_helper=helpers)
         self._servers: dict[str, _Server] = {}
         self._vocabulary = default_vocabulary()
         self._extra_words = [s for k in self._vocabulary.expansions for s in k]
@@ -207,6 +213,7 @@ class ToolIndex:
             encoder if encoder is not None else default_encoder(),
             cache_dir.parent / f"{cache_dir.name}-vectors" if cache_dir is not None else None,
             self.stats,
+            in_helper=helpers,
         )
         self._meaning: tuple[int, _View, HalfRows | None] = (-1, self._view, None)
         self._apply_lock = threading.Lock()
@@ -297,6 +304,7 @@ class ToolIndex:
             with self._queued:
                 queue = self._queue
                 if not queue.servers and not queue.removed and queue.retain is None:
+                    self.records.rest()
                     self._updater = None
                     self._queue.settle()
                     self._queued.notify_all()

@@ -32,6 +32,7 @@ from bassi.core import foreground
 from bassi.core.json_store import write_atomic
 from bassi.core.search.analysis import STOP_WORDS
 from bassi.core.search.documents import params_text, title
+from bassi.core.search.records_writer import RecordsWriter, write_documents
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ DESCRIPTION_CHARS = 600
 PARAMS_CHARS = 300
 """Whoosh analyses ~50,000 words a second in Python: past the first paragraphs (where a
 tool says what it does and what it takes) a filter gains little for the time it costs."""
+HELPER_MIN_DOCUMENTS = 200
+"""Starting the writer process costs about as much as writing this many documents: fewer
+(bassi's own servers, a small project) are written here, unless the writer already runs."""
 INDEX_NAME = "tools"
 DIGESTS = "servers.json"
 
@@ -121,10 +125,14 @@ class Filter:
 
 class ToolRecords:
     """The per-tool Whoosh index, on disk under ``directory`` or in memory (None). Writes
-    come from one thread at a time (the index's updater); searches from any thread."""
+    come from one thread at a time (the index's updater); searches from any thread. With
+    ``in_helper``, an on-disk index is written by a helper process (``records_writer.py``)."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, *, in_helper: bool = False) -> None:
         self._directory = directory
+        self._writer = (
+            RecordsWriter(directory, INDEX_NAME) if in_helper and directory is not None else None
+        )
         self._index: Any = None
         self._lock = threading.Lock()
         self._opening = threading.Lock()
@@ -214,22 +222,7 @@ class ToolRecords:
             if not stale and not gone:
                 return
             try:
-                # Whoosh sorts each pool of postings in one C call that holds the GIL: 1 MB pools
-                # keep every stall of the event loop short (measured at 3,000 tools: the
-                # longest pause of another thread 1.7 s with 32 MB, 0.25 s with 1 MB, same time).
-                writer = self._open().writer(limitmb=1)
-                try:
-                    for name in [*gone, *stale]:
-                        writer.delete_by_term("server", name.lower())
-                    for name, tools in stale.items():
-                        digest = servers[name][0]
-                        for tool in tools:
-                            foreground.give_way()
-                            writer.add_document(**_document(tool, digest))
-                except BaseException:
-                    writer.cancel()
-                    raise
-                writer.commit()
+                self._commit([*gone, *stale], self._documents(stale, servers))
             except Exception as exc:
                 log.warning("could not write the tool index (%s)", exc)
                 self._digests = None
@@ -239,6 +232,38 @@ class ToolRecords:
             held.update({name: servers[name][0] for name in stale})
             self._digests = held
             self._save_digests(held)
+
+    def _documents(
+        self,
+        stale: Mapping[str, Sequence[ToolInfo]],
+        servers: Mapping[str, tuple[str, Sequence[ToolInfo]]],
+    ) -> list[dict[str, Any]]:
+        documents = []
+        for name, tools in stale.items():
+            for tool in tools:
+                foreground.give_way()
+                documents.append(_document(tool, servers[name][0]))
+        return documents
+
+    def _commit(self, deleted: Sequence[str], documents: Sequence[dict[str, Any]]) -> None:
+        """One change, by the helper when there is one, else here (also once the helper has
+        failed to start or answer)."""
+        index = self._open()  # made here first: the helper only ever opens an index
+        if self._writer is not None and (
+            len(documents) >= HELPER_MIN_DOCUMENTS or self._writer.running
+        ):
+            try:
+                self._writer.write(deleted, documents)
+                return
+            except OSError as exc:
+                log.warning("writing the tool index here instead: %s", exc)
+                self._writer = None
+        write_documents(index, deleted, documents)
+
+    def rest(self) -> None:
+        """Nothing more to write for now: the helper stops until the next change."""
+        if self._writer is not None:
+            self._writer.close()
 
     def _save_digests(self, digests: dict[str, str]) -> None:
         if self._directory is None:

@@ -2,8 +2,10 @@
 
 Encoding costs ~5 ms of CPU per tool, so 10,000 tools would keep the app unsearchable for
 close to a minute; instead the lexical index is searchable at once and a worker thread brings
-each server's vectors (from the disk cache, else from the model) while the app runs.
-onnxruntime releases the GIL while it computes, so the event loop stays responsive.
+each server's vectors (from the disk cache, else from the model) while the app runs. The app's
+index has the model run in a helper process (``vector_worker.py``), which leaves the app's
+interpreter and the machine's cores to the screen; where the helper cannot run, the model runs
+on the worker thread, which onnxruntime leaves the GIL to while it computes.
 
 The worker only ever touches this object's own state, under its lock: a finished server's
 vectors are published whole into ``ready`` and ``generation`` is bumped, and the index, on its
@@ -28,22 +30,31 @@ import numpy as np
 from bassi.core.search.documents import encoder_text
 from bassi.core.search.encoder import DIMENSIONS, SentenceEncoder, Vectors
 from bassi.core.search.vector_cache import HalfVectors, VectorCache
+from bassi.core.search.vector_worker import VectorWorker
 from bassi.core.tools import ToolInfo
 
 log = logging.getLogger(__name__)
 
 CHUNK = 16
 """Tools encoded between two looks at whether the process is exiting."""
+HELPER_MIN_TOOLS = 100
+"""Starting the helper and loading its model costs about as much as encoding this many tools:
+fewer waiting (bassi's own servers, a small project) are encoded on the worker thread, unless
+the helper already runs."""
 _exiting = threading.Event()
-_workers: set[threading.Thread] = set()
+_workers: dict[threading.Thread, VectorWorker | None] = {}
+"""Each worker thread and the helper process it asks, if any."""
 
 
 @atexit.register
 def _stop_workers() -> None:
     """Let every worker finish the text in hand before the interpreter goes away: a thread
-    killed inside onnxruntime at exit aborts the process ("terminate called...")."""
+    killed inside onnxruntime at exit aborts the process ("terminate called..."). A worker
+    waiting for its helper stops waiting when the helper is stopped."""
     _exiting.set()
-    for worker in list(_workers):
+    for worker, helper in list(_workers.items()):
+        if helper is not None:
+            helper.close()
         worker.join(timeout=10)
 
 
@@ -73,8 +84,16 @@ class ToolVectors:
     """Per server, the vectors of its tools for one definitions hash, brought by a worker
     thread that exists only while there is work."""
 
-    def __init__(self, encoder: SentenceEncoder, cache_dir: Path | None, stats: Counts) -> None:
+    def __init__(
+        self,
+        encoder: SentenceEncoder,
+        cache_dir: Path | None,
+        stats: Counts,
+        *,
+        in_helper: bool = False,
+    ) -> None:
         self.encoder = encoder
+        self._helper = VectorWorker(encoder.model_dir) if in_helper else None
         self._stats = stats
         self._cache = VectorCache(cache_dir) if cache_dir is not None else None
         self._lock = threading.Condition()
@@ -138,7 +157,7 @@ class ToolVectors:
         wanted = self._queue or (self._wanted and not self.encoder.loaded)
         if wanted and self._worker is None and not self._failed:
             self._worker = threading.Thread(target=self._run, name="tool-vectors", daemon=True)
-            _workers.add(self._worker)
+            _workers[self._worker] = self._helper
             self._worker.start()
 
     def _run(self) -> None:
@@ -168,8 +187,10 @@ class ToolVectors:
             with self._lock:
                 self._failed = True
         finally:
+            if self._helper is not None:
+                self._helper.close()  # the model's memory goes back until there is more to do
             with self._lock:
-                _workers.discard(threading.current_thread())
+                _workers.pop(threading.current_thread(), None)
                 self._busy = False
                 self._worker = None
                 if self._queue and not _exiting.is_set():
@@ -195,13 +216,38 @@ class ToolVectors:
                 self._stats.vectors_from_cache += 1
                 return cached
         self._load_model()
+        with self._lock:
+            waiting = sum(len(self._wanted[s].tools) for s in self._queue) + len(job.tools)
+        use_helper = waiting >= HELPER_MIN_TOOLS or (
+            self._helper is not None and self._helper.running
+        )
         texts = [encoder_text(t) for t in job.tools]
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
         for start in range(0, len(texts), CHUNK):
             if _exiting.is_set():
                 return None
-            vectors[start : start + CHUNK] = self.encoder.encode(texts[start : start + CHUNK])
+            chunk = self._encode(texts[start : start + CHUNK], use_helper)
+            if chunk is None:
+                return None
+            vectors[start : start + CHUNK] = chunk
         self._stats.vectors_computed += 1
         if self._cache is not None:
             self._cache.save(server, job.digest, vectors)
         return vectors
+
+    def _encode(self, texts: Sequence[str], use_helper: bool) -> Vectors | None:
+        """The texts' vectors from the helper, or here when not to use it, without one or
+        once it has failed; None when the process began exiting meanwhile (which stops the
+        helper)."""
+        helper = self._helper if use_helper else None
+        if helper is not None:
+            try:
+                return helper.encode(texts)
+            except OSError as exc:
+                if _exiting.is_set():
+                    return None
+                log.warning("encoding tools here instead: %s", exc)
+                self._helper = None
+                with self._lock:
+                    _workers[threading.current_thread()] = None
+        return self.encoder.encode(texts)
