@@ -261,9 +261,11 @@ class ToolRecords:
         write_documents(index, deleted, documents)
 
     def rest(self) -> None:
-        """Nothing more to write for now: the helper stops until the next change."""
-        if self._writer is not None:
-            self._writer.close()
+        """Nothing more to write for now: the helper stops until the next change (after the
+        change in hand, should another thread be writing)."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
 
     def _save_digests(self, digests: dict[str, str]) -> None:
         if self._directory is None:
