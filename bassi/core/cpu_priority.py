@@ -164,7 +164,9 @@ def lower_this_process() -> None:
     """For a helper process of bassi's own, from inside it: its session and itself to the
     background, for good (a helper only ever works in the background). Both, because which one
     weighs depends on the system: the session where autogroups schedule, the process where it
-    shares a cgroup with bassi."""
-    set_session_nice(os.getpid(), BACKGROUND_NICE)
+    shares a cgroup with bassi. A session ``started_in_background`` already lowered is left
+    alone: another write would only take a turn of the kernel's from a starting server."""
+    if session_nice(os.getpid()) not in (None, BACKGROUND_NICE):
+        set_session_nice(os.getpid(), BACKGROUND_NICE)
     with suppress(OSError, AttributeError):
         os.setpriority(os.PRIO_PROCESS, 0, BACKGROUND_NICE)

@@ -3,9 +3,14 @@
 Pure-Python work on a thread of the app holds the interpreter lock the screen's thread needs,
 and work outside the lock still takes one of the machine's cores at the app's own weight: the
 terminal stalls while servers start. In a child it has its own interpreter and runs at the
-least CPU weight (``cpu_priority.lower_this_process``, called by each helper's ``__main__``),
-and the app only writes a request and reads the answer back, blocking reads that release the
-lock. A helper lives until its stdin closes (``close``, or bassi exiting however it exits).
+least CPU weight, and the app only writes a request and reads the answer back, blocking reads
+that release the lock. A helper is spawned the way servers are, its session lowered before its
+code runs (``cpu_priority.started_in_background``): lowered from inside, the kernel's rate limit
+on changes of weight left the schema checker's session at the normal weight, where it weighed
+as much as all of bassi while servers started (seen in ``/proc/PID/autogroup``). Each helper's
+``__main__`` lowers its process too (``cpu_priority.lower_this_process``), which is what counts
+where the system schedules by cgroup instead. A helper lives until its stdin closes
+(``close``, or bassi exiting however it exits).
 
 The protocol is one line per request, answered by one line or by a known number of raw bytes.
 """
@@ -17,6 +22,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from bassi.core import cpu_priority
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +91,16 @@ class HelperProcess:
             env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
             )
+            argv = [sys.executable, "-m", *self._argv]
+            lowered = cpu_priority.started_in_background(argv, env, Path.cwd())
             self._process = subprocess.Popen(
-                [sys.executable, "-m", *self._argv],
+                lowered or argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=env,
                 start_new_session=True,
             )
+            if lowered is not None:
+                cpu_priority.spawned_lowering(self._process.pid)
         return self._process
