@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from bassi.core import cpu_priority
+from bassi.core import cpu_priority, start_slots
 from bassi.core.connections import ServerConnection, ServerSpec
 from bassi.core.cpu_priority import (
     BACKGROUND_NICE,
@@ -495,6 +495,38 @@ async def test_closing_stops_every_server_even_one_still_starting(
     assert marked_processes(connections.marker) == []
     closed = await good.call_tool("echo", {"text": "x"})
     assert closed.is_error
+
+
+async def test_stdio_servers_start_a_few_at_a_time(
+    connections: Connections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thirty starting servers outnumbered the screen's thread on the run queue; each waits
+    for a turn, and takes it once the one before has listed its tools."""
+    monkeypatch.setattr(start_slots, "SLOTS", 1)
+    monkeypatch.setattr(start_slots, "HOLD_SECONDS", HANG_SECONDS)
+    servers = [connections.open(stdio(f"good{i}", "good_server.py")) for i in range(3)]
+    most_starting = 0
+    while not all(s.status is ServerStatus.CONNECTED for s in servers):
+        starting = [
+            s for s in servers if s._process is not None and s.status is not ServerStatus.CONNECTED
+        ]
+        most_starting = max(most_starting, len(starting))
+        assert all(s.status is not ServerStatus.FAILED for s in servers), [s.error for s in servers]
+        await asyncio.sleep(0.005)
+    assert most_starting == 1
+    assert len(marked_processes(connections.marker)) == 3
+
+
+async def test_a_server_hanging_at_start_holds_the_next_back_only_briefly(
+    connections: Connections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(start_slots, "SLOTS", 1)
+    monkeypatch.setattr(start_slots, "HOLD_SECONDS", 0.5)
+    hung = connections.open(stdio("hung", "hang_server.py", timeout=60))
+    await until(lambda: hung._process is not None)
+    good = await asyncio.wait_for(connections.ready(stdio("good", "good_server.py")), 20)
+    assert good.status is ServerStatus.CONNECTED
+    assert hung.status is ServerStatus.CONNECTING  # still within its own 60 s
 
 
 # in process

@@ -52,7 +52,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from bassi import __version__
-from bassi.core import foreground
+from bassi.core import foreground, start_slots
 from bassi.core.in_process import (
     CallScope,
     InProcessServer,
@@ -179,6 +179,8 @@ class ServerConnection:
         )
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
+        self._slot = start_slots.StartSlot(None)
+        """This attempt's turn to start (``start_slots``)."""
         self._client: Client | None = None
         self._attempt_done = asyncio.Event()
         self._disconnected = asyncio.Event()
@@ -401,6 +403,7 @@ class ServerConnection:
             status = ServerStatus.INSTALLING if run.runner == "npx" else ServerStatus.CONNECTING
             self._set(status, None, f"installing {run.package} with {run.runner}")
         self._budget = budget
+        self._slot = await start_slots.take(isinstance(self.spec, StdioServerConfig))
         self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + budget)
         self._wake = anyio.Event()
         self._transport_ended = False
@@ -424,6 +427,7 @@ class ServerConnection:
             outcome = self._outcome(errors)
         finally:
             self._client = None
+            self._slot.release()
         if self._stopping:
             return None
         if ended is not None:
@@ -437,6 +441,7 @@ class ServerConnection:
         """Connect, list what the server offers, then keep the session open until the
         transport ends (returning why) or the connection is closed (cancelled)."""
         async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._slot.release_after, start_slots.HOLD_SECONDS)
             if self._installing and self._package is not None:
                 tasks.start_soon(self._watch_install, self._package, scope)
             reason = await self._session(scope, tasks)
@@ -461,6 +466,7 @@ class ServerConnection:
                 self._process.exit_grace = EXIT_GRACE
             self._step = "tools/list"
             offers = await self._list_offers(client)
+            self._slot.release()
             if self._process is not None:
                 tasks.start_soon(self._process.started)
             scope.deadline = math.inf
