@@ -46,6 +46,11 @@ class HelperProcess:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    def worth_asking(self, items: int, start_cost: int) -> bool:
+        """Whether to hand ``items`` to the helper: it runs already, or they are at least as
+        many as starting it costs (counted in the same items done here)."""
+        return self.running or items >= start_cost
+
     def request(self, line: bytes, *, reply_size: int | None = None) -> bytes:
         """Send ``line`` (no newline in it) and return the answer: one line, or exactly
         ``reply_size`` bytes. Raises OSError when the child cannot be started, stops

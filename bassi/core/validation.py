@@ -268,7 +268,7 @@ class SchemaChecks:
             seen = set(self._verdicts) | set(self._compiled)
         todo = {t.definition_hash: t for t in tools if t.definition_hash not in seen}
         keys = list(todo)
-        if len(keys) < WORKER_BATCH and not self._checker.running:
+        if not self._checker.worth_asking(len(keys), WORKER_BATCH):
             # Starting a process costs more than checking a few schemas (bassi's own).
             self._compile_here(list(todo.values()))
             return

@@ -249,8 +249,8 @@ class ToolRecords:
         """One change, by the helper when there is one, else here (also once the helper has
         failed to start or answer)."""
         index = self._open()  # made here first: the helper only ever opens an index
-        if self._writer is not None and (
-            len(documents) >= HELPER_MIN_DOCUMENTS or self._writer.running
+        if self._writer is not None and self._writer.worth_asking(
+            len(documents), HELPER_MIN_DOCUMENTS
         ):
             try:
                 self._writer.write(deleted, documents)

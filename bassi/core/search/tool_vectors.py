@@ -218,8 +218,8 @@ class ToolVectors:
         self._load_model()
         with self._lock:
             waiting = sum(len(self._wanted[s].tools) for s in self._queue) + len(job.tools)
-        use_helper = waiting >= HELPER_MIN_TOOLS or (
-            self._helper is not None and self._helper.running
+        use_helper = self._helper is not None and self._helper.worth_asking(
+            waiting, HELPER_MIN_TOOLS
         )
         texts = [encoder_text(t) for t in job.tools]
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
