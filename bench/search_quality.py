@@ -7,7 +7,11 @@ from the repo root:
 
     .venv/bin/python bench/search_quality.py \
         --corpus ../shared/bench/corpus bench/corpus/dev bench/corpus/heldout \
-        --queries ../shared/bench/queries_dev.jsonl bench/queries_*.jsonl [--json]
+        --queries ../shared/bench/queries_dev.jsonl \
+        bench/queries_{heldout,other_dev,other_heldout,blind}.jsonl [--json]
+
+The second blind set's servers are indexed alone (``--corpus bench/corpus/blind2 --queries
+bench/queries_blind2.jsonl``), as the sealed set's were.
 
 One line of figures per query file: a sealed set is reported on its own line. ``--model DIR``
 (repeatable) ranks with the encoder in DIR (``minilm-int8.onnx`` + ``tokenizer.json``, as
