@@ -27,7 +27,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from bassi.core import cpu_priority, start_slots
-from bassi.core.connections import ServerConnection, ServerSpec
+from bassi.core.connections import WAITING_FOR_TURN, ServerConnection, ServerSpec
 from bassi.core.cpu_priority import (
     BACKGROUND_NICE,
     WEIGHT_CHANGE_INTERVAL,
@@ -527,6 +527,23 @@ async def test_a_server_hanging_at_start_holds_the_next_back_only_briefly(
     good = await asyncio.wait_for(connections.ready(stdio("good", "good_server.py")), 20)
     assert good.status is ServerStatus.CONNECTED
     assert hung.status is ServerStatus.CONNECTING  # still within its own 60 s
+
+
+async def test_a_server_waiting_for_its_turn_says_so(
+    connections: Connections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With many servers a person sees why one is slow to start, and that it has not failed."""
+    monkeypatch.setattr(start_slots, "SLOTS", 1)
+    monkeypatch.setattr(start_slots, "HOLD_SECONDS", HANG_SECONDS)
+    hung = connections.open(stdio("hung", "hang_server.py", timeout=60))
+    await until(lambda: hung._process is not None)
+    good = connections.open(stdio("good", "good_server.py"))
+    await until(lambda: good.detail is not None)
+    assert (good.status, good.detail) == (ServerStatus.CONNECTING, WAITING_FOR_TURN)
+    assert hung.detail is None
+    await hung.close()
+    await until(lambda: good.status is ServerStatus.CONNECTED)
+    assert good.detail is None
 
 
 # in process

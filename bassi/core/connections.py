@@ -88,6 +88,8 @@ RETRY_DELAYS = (0.5, 1.5)
 INSTALL_POLL = 0.5
 """Seconds between checks whether an npx package being installed has arrived."""
 DEFAULT_INSTALL_TIMEOUT = 600.0
+WAITING_FOR_TURN = "waiting for other servers to start first"
+"""Shown while a stdio server waits for its turn (``start_slots``); its timeout has not begun."""
 
 _Answer = TypeVar("_Answer")
 
@@ -403,7 +405,13 @@ class ServerConnection:
             status = ServerStatus.INSTALLING if run.runner == "npx" else ServerStatus.CONNECTING
             self._set(status, None, f"installing {run.package} with {run.runner}")
         self._budget = budget
-        self._slot = await start_slots.take(isinstance(self.spec, StdioServerConfig))
+        shown = self.detail
+        self._slot = await start_slots.take(
+            isinstance(self.spec, StdioServerConfig),
+            lambda: self._set(self.status, None, WAITING_FOR_TURN),
+        )
+        if self.detail != shown:
+            self._set(self.status, None, shown)
         self._scope = scope = anyio.CancelScope(deadline=anyio.current_time() + budget)
         self._wake = anyio.Event()
         self._transport_ended = False

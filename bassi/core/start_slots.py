@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -43,14 +44,17 @@ class StartSlot:
         self.release()
 
 
-async def take(spawns: bool) -> StartSlot:
-    """Wait for a turn to start a server that ``spawns`` a process; one that does not (HTTP,
-    in-process) gets a slot that holds nothing."""
+async def take(spawns: bool, waiting: Callable[[], None]) -> StartSlot:
+    """Wait for a turn to start a server that ``spawns`` a process, calling ``waiting`` first
+    if it has to wait (a person with many servers should see why one is slow to start); one
+    that does not spawn (HTTP, in-process) gets a slot that holds nothing."""
     if not spawns:
         return StartSlot(None)
     loop = asyncio.get_running_loop()
     semaphore = _semaphores.get(loop)
     if semaphore is None:
         semaphore = _semaphores[loop] = anyio.Semaphore(SLOTS)
+    if semaphore.value == 0:
+        waiting()
     await semaphore.acquire()
     return StartSlot(semaphore)
