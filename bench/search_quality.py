@@ -11,7 +11,7 @@ from the repo root:
         bench/queries_{heldout,other_dev,other_heldout,blind}.jsonl [--json]
 
 The later blind sets' servers are indexed alone (``--corpus bench/corpus/blind2 --queries
-bench/queries_blind2.jsonl``, and ``blind3`` likewise), as the sealed set's were.
+bench/queries_blind2.jsonl``, and ``blind3``, ``blind4`` likewise), as the sealed set's were.
 
 One line of figures per query file: a sealed set is reported on its own line. ``--model DIR``
 (repeatable) ranks with the encoder in DIR (``minilm-int8.onnx`` + ``tokenizer.json``, as
