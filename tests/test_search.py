@@ -330,6 +330,23 @@ def test_a_real_word_no_tool_uses_is_not_corrected_into_another() -> None:
     assert refs(idx.search("contcts"))[0] == "drive/contacts"
 
 
+def test_a_typo_near_a_long_words_end_is_read_as_that_word() -> None:
+    """ "transacton" is two edits from the stem ``transact`` the index holds, but one from the
+    English word "transaction": it matches as a typo of it, and is marked where it matched."""
+    idx = ToolIndex()
+    idx.update_server(
+        "money",
+        [
+            tool("money", "delete_transaction", "Delete a single transaction by its id", id="Id"),
+            tool("money", "delete_budget", "Delete a budget category", id="Id"),
+        ],
+    )
+    hit = idx.search("delete the duplicate transacton 99102", fused=False)[0]
+    assert hit.tool.ref == "money/delete_transaction"
+    assert "transacton" in hit.matched_terms
+    assert refs(idx.search("transacton", fused=False)) == ["money/delete_transaction"]
+
+
 def test_a_name_with_things_the_request_never_mentions_ranks_below_its_plainer_sibling() -> None:
     idx = ToolIndex()
     idx.sync(

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from bassi.core import foreground
 from bassi.core.registry import Registry
 from bassi.core.search.actions import is_verb, name_objects, query_action, tool_actions
+from bassi.core.search.analysis import stem
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.encoder import SentenceEncoder, default_encoder, known_words
 from bassi.core.search.fusion import Signals, fuse
@@ -40,7 +41,7 @@ from bassi.core.search.query import ParsedQuery, parse
 from bassi.core.search.records import QueryProblem, ToolRecords
 from bassi.core.search.segment_cache import SegmentCache
 from bassi.core.search.tool_vectors import ToolVectors
-from bassi.core.search.typos import Corrector
+from bassi.core.search.typos import Corrector, english_corrections
 from bassi.core.search.vocabulary import Concept, default_vocabulary
 from bassi.core.tools import ToolInfo
 
@@ -552,7 +553,13 @@ class ToolIndex:
             and own[0] not in view.corrector
             and typed not in known_words()
         ):
-            members += [((fix,), TYPO_WEIGHT) for fix in view.corrector.corrections(own[0])]
+            fixes = set(view.corrector.corrections(own[0]))
+            fixes |= {
+                fixed
+                for fixed in map(stem, english_corrections(typed, known_words()))
+                if fixed in view.corrector
+            }
+            members += [((fix,), TYPO_WEIGHT) for fix in sorted(fixes)]
         for stems, weight in members:
             if len(stems) == 1:
                 found = view.postings.lookup(stems[0])

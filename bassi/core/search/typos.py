@@ -3,10 +3,15 @@
 Only words the index has never seen are corrected ("deleet", "broswer"), to words one edit
 away (a transposition counts as one). Lookups use a deletion index (SymSpell's trick): two
 words within one edit share a string made by deleting at most one character from each.
+
+The index knows stems, and a typo near a word's end is often two edits from its stem
+("transacton" from ``transact``): such a word is also corrected to the English words one edit
+from it ("transaction"), whose stems the index may know (``english_corrections``).
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterable
 
 MIN_LENGTH = 4
@@ -37,6 +42,21 @@ class Corrector:
                         self._by_delete.setdefault(d, []).append(known)
         found = {k for d in _deletes(word) for k in self._by_delete.get(d, ())}
         return sorted(k for k in found if one_edit(word, k))
+
+
+def english_corrections(word: str, english: frozenset[str]) -> list[str]:
+    """The words of ``english`` one edit from ``word`` (an unknown word of at least
+    ``MIN_LENGTH`` letters), by trying every edit: a few hundred set lookups, and no index of
+    a whole language to hold in memory."""
+    if len(word) < MIN_LENGTH or word in english or not word.isalpha():
+        return []
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    letters = string.ascii_lowercase
+    edits = {a + b[1:] for a, b in splits if b}
+    edits |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    edits |= {a + c + b[1:] for a, b in splits if b for c in letters}
+    edits |= {a + c + b for a, b in splits for c in letters}
+    return sorted(edits & english)
 
 
 def one_edit(a: str, b: str) -> bool:
