@@ -24,6 +24,7 @@ import anyio
 SLOTS = max(4, 2 * (os.cpu_count() or 1))
 """Two per core: while one server waits on its disk or pipe, another computes."""
 HOLD_SECONDS = 2.0
+"""The longest a server holds its turn before it has listed its tools (see above)."""
 _semaphores: WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.Semaphore] = WeakKeyDictionary()
 """Servers started on one event loop share its slots (the app starts them all on one)."""
 

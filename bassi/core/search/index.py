@@ -547,16 +547,17 @@ class ToolIndex:
         members = list(concept.members)
         own = members[0][0]
         typed = concept.surfaces[0]
+        english = known_words()
         if (
             len(own) == 1
             and len(members) == 1
             and own[0] not in view.corrector
-            and typed not in known_words()
+            and typed not in english
         ):
             fixes = set(view.corrector.corrections(own[0]))
             fixes |= {
                 fixed
-                for fixed in map(stem, english_corrections(typed, known_words()))
+                for fixed in map(stem, english_corrections(typed, english))
                 if fixed in view.corrector
             }
             members += [((fix,), TYPO_WEIGHT) for fix in sorted(fixes)]
