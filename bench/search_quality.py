@@ -14,7 +14,7 @@ The later blind sets' servers are indexed alone (``--corpus bench/corpus/blind2 
 bench/queries_blind2.jsonl``, and ``blind3``, ``blind4`` likewise), as the sealed set's were.
 
 One line of figures per query file: a sealed set is reported on its own line. ``--model DIR``
-(repeatable) ranks with the encoder in DIR (``minilm-int8.onnx`` + ``tokenizer.json``, as
+(repeatable) ranks with the encoder in DIR (``mpnet-w8.onnx`` + ``tokenizer.json``, as
 ``export_encoder.py`` writes them) instead of the shipped one, each model's figures beside the
 others'; ``--model shipped`` names the shipped encoder in such a comparison.
 """

@@ -192,8 +192,8 @@ def test_the_shipped_model_matches_its_checksums_and_carries_its_licence() -> No
     models = default_encoder().model_dir
     sums = (models / "SHA256SUMS").read_text(encoding="utf-8").split("\n")
     listed = dict(reversed(line.split()) for line in sums if line.strip())
-    assert set(listed) == {"minilm-int8.onnx", "tokenizer.json"}
+    assert set(listed) == {"mpnet-w8.onnx", "tokenizer.json"}
     for name, digest in listed.items():
         assert hashlib.sha256((models / name).read_bytes()).hexdigest() == digest, name
     licence = (models / "LICENSE").read_text(encoding="utf-8")
-    assert "all-MiniLM-L6-v2" in licence and "Apache License" in licence
+    assert "all-mpnet-base-v2" in licence and "Apache License" in licence
