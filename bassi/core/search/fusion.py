@@ -41,7 +41,7 @@ ENCODER_CEIL = 0.75
 WORDS_WEIGHT = 0.45
 """The most word coverage alone can score: matching every word is evidence, but on servers
 nobody tuned for, the request's meaning is the better guide. 0.6 suited the smaller encoder
-bassi shipped first; with the stronger one, 0.45 ranked best of 0.3, 0.45 and 0.6 over 812
+bassi shipped first; with the stronger one, 0.45 ranked best of 0.3, 0.45 and 0.6 over 814
 development requests on 50 servers (``bench/README.md``)."""
 MEANING_WEIGHT = 0.9
 """The most meaning alone can score."""
