@@ -25,6 +25,8 @@ import numpy.typing as npt
 
 Vectors = npt.NDArray[np.float32]
 DIMENSIONS = 768
+"""The shipped model's vector size: a model of another size needs it and
+``vector_cache.FORMAT`` changed with it."""
 MAX_CHARS = 2_000
 """The tokenizer keeps 128 tokens anyway; cutting first keeps a megabyte description from
 costing a megabyte of tokenising."""
@@ -48,7 +50,7 @@ class SentenceEncoder:
         return self._loaded is not None
 
     def load(self) -> None:
-        """Read the model now rather than on the first ``encode`` (~0.3 s, ~150 MB)."""
+        """Read the model now rather than on the first ``encode`` (~0.3 s, ~190 MB)."""
         self._load()
 
     def _load(self) -> tuple[Any, Any]:
