@@ -222,10 +222,12 @@ def _search(catalog: Catalog, args: argparse.Namespace, out: Console, err: Conso
     waiting = catalog.waiting()
     if args.json:
         hits = [_hit_json(h, catalog.registry, args.explain) for h in found.hits]
-        _print_json({"query": query, "hits": hits, "connecting": waiting})
+        _print_json({"query": query, "hits": hits, "connecting": waiting, "relaxed": found.relaxed})
         return 0 if found.hits else 1
     if waiting:
         err.print(Text(f"still connecting: {clean(', '.join(waiting))}; results may be missing"))
+    if found.relaxed:
+        err.print(Text(one_line(found.relaxed, 300)))
     if not found.hits:
         err.print(Text(f"no tool matches '{one_line(query)}'"))
         return 1

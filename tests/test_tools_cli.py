@@ -258,6 +258,9 @@ def test_search_takes_fielded_filters_and_reports_unreadable_ones(project: Path)
     good = {"good/add", "good/fail", "good/where", "good/sleep"}  # and good/echo
     assert set(refs("server:good", "NOT", "echo")) == good
     assert refs('"two integers"') == ["good/add"]
+    quoted = run_bassi(project, "tools", "search", 'add "1234 and 5678" as integers')
+    assert lines(quoted.stdout)[0].startswith("1. good/add ")  # no tool says that number
+    assert 'no tool fits "1234 and 5678": ranked by the words instead' in quoted.stderr
     bad = run_bassi(project, "tools", "search", "name:")
     assert bad.returncode == 2
     assert "cannot search: name: needs a value" in bad.stderr

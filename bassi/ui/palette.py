@@ -62,6 +62,8 @@ class ToolsProvider(Provider):
         if found.problem is not None:
             yield Hit(1.0, Text(f"Cannot search: {one_line(found.problem, 200)}"), _nothing)
             return
+        if found.relaxed and found.hits:
+            yield Hit(1.0, Text(one_line(found.relaxed, 200), style="dim"), _nothing)
         for hit in found.hits:
             yield Hit(
                 hit.score,

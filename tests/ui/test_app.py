@@ -190,6 +190,9 @@ async def test_fielded_search_filters_and_a_bad_filter_is_a_clear_message(
         assert refs == {"notes/add_note", "notes/search_notes", "notes/delete_note"}
         await submit(pilot, "/tools search readonly:maybe")
         assert "Cannot search: readonly: takes yes or no, not 'maybe'" in screen_text(app)
+        await submit(pilot, '/tools search delete the note "Groceries for Sunday"')
+        assert app.screen.query(SearchResults).last().hits[0].tool.ref == "notes/delete_note"
+        assert 'no tool fits "Groceries for Sunday": ranked by the words' in screen_text(app)
 
 
 async def test_a_search_while_a_server_connects_says_so(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +77,9 @@ class Found:
     """The query had a filter (fielded terms, a phrase, NOT)."""
     indexing: tuple[str, ...] = ()
     """Servers whose tools are still being indexed: missing from these hits for now."""
+    relaxed: str | None = None
+    """Why the query's phrases and wildcards were read as plain words (no tool fit them),
+    for people; None when they were not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,19 +426,39 @@ class ToolIndex:
         allowed = ~np.isin(view.servers_of, withdrawn)
         if wanted is not None:
             allowed &= view.servers_of == view.server_ids[wanted]
+        found = self._answer(view, parsed, allowed, wanted, limit, fused, indexing)
+        if found.hits or not parsed.loose or found.problem is not None:
+            return found
+        literal = parse(query, self._vocabulary, SYNONYM_WEIGHT, literal=True)
+        words = self._answer(view, literal, allowed, wanted, limit, fused, indexing)
+        said = " ".join(parsed.loose)
+        return replace(words, relaxed=f"no tool fits {said}: ranked by the words instead")
+
+    def _answer(
+        self,
+        view: _View,
+        parsed: ParsedQuery,
+        allowed: npt.NDArray[np.bool_],
+        server: str | None,
+        limit: int,
+        fused: bool,
+        indexing: tuple[str, ...],
+    ) -> Found:
+        """The hits for one reading of the query, among the ``allowed`` tools (of
+        ``server`` alone, when one was named)."""
         terms: tuple[str, ...] = ()
         if parsed.filter:
             try:
-                wanted_filter = self.records.parse(parsed.filter)
-                refs = self.records.refs(wanted_filter)
+                wanted = self.records.parse(parsed.filter)
+                refs = self.records.refs(wanted)
             except QueryProblem as exc:
                 return Found([], str(exc), filtered=True, indexing=indexing)
             inside = np.zeros(len(view.tools), dtype=bool)
             inside[[view.refs[r] for r in refs if r in view.refs]] = True
-            allowed &= inside
-            terms = wanted_filter.terms
+            allowed = allowed & inside
+            terms = wanted.terms
         if not parsed.concepts and not parsed.name_forms:
-            if not parsed.filter and wanted is None:
+            if not parsed.filter and server is None:
                 return Found([], indexing=indexing)
             return Found(self._listing(view, allowed, terms, limit), None, True, indexing)
         hits = self._rank(view, parsed, allowed, terms, limit, fused)

@@ -48,16 +48,27 @@ class ParsedQuery:
     """The fielded part, in Whoosh's query language; empty when there is none."""
     problem: str | None = None
     """Why the fielded part cannot be read, for people; None when it can."""
+    loose: tuple[str, ...] = ()
+    """The phrases and wildcard words, as typed, when they are all the filter there is: in a
+    request ("search the articles for "climate change"") they are often what the tool is to
+    work on, not words a tool says, and are read as plain words when nothing fits them."""
 
 
-def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQuery:
+def parse(
+    query: str, vocabulary: Vocabulary, synonym_weight: float, *, literal: bool = False
+) -> ParsedQuery:
+    """``literal`` reads phrases and wildcard words as plain words (see ``loose``)."""
     text = query[:MAX_QUERY_CHARS]
     server: str | None = None
     clauses: list[str] = []
+    loose: list[str] = []
+    fielded = False
     problem: str | None = None
     free: list[str] = []
     last = 0
     for match in _CLAUSE.finditer(text):
+        if literal and match["field"] is None:
+            continue
         found = _clause(match)
         if found is None:
             continue
@@ -72,10 +83,16 @@ def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQu
             problem = problem or value
         elif kind == "filter":
             clauses.append(value)
+            if match["field"] is None:
+                loose.append(match.group().strip())
+            else:
+                fielded = True
         else:
             free.append(f" {value} ")
     free.append(text[last:])
     rest = " ".join(free)
+    if literal:
+        rest = rest.replace('"', " ").replace("*", " ")
     clauses += [f"NOT {m['word']}" for m in _NOT_WORD.finditer(rest)]
     rest = _NOT_WORD.sub(" ", rest)
     rest = _OPERATORS.sub(" ", rest) if clauses else rest
@@ -89,6 +106,7 @@ def parse(query: str, vocabulary: Vocabulary, synonym_weight: float) -> ParsedQu
         name_forms(rest) if not clauses else (),
         " ".join(clauses),
         problem,
+        tuple(loose) if loose and not fielded else (),
     )
 
 

@@ -513,8 +513,11 @@ class ChatScreen(Screen[None]):
             if waiting
             else Content("")
         )
+        relaxed = plain(f" ({found.relaxed})") if found.relaxed else Content("")
         if found.hits:
-            heading = Content("").join([Content("Tools matching "), plain(repr(query)), later])
+            heading = Content("").join(
+                [Content("Tools matching "), plain(repr(query)), relaxed, later]
+            )
             table = SearchResults(found.hits)
             await self.log_widget.add(Notice(heading), table)
             table.focus()
