@@ -449,14 +449,14 @@ class ToolIndex:
         terms: tuple[str, ...] = ()
         if parsed.filter:
             try:
-                wanted = self.records.parse(parsed.filter)
-                refs = self.records.refs(wanted)
+                wanted_filter = self.records.parse(parsed.filter)
+                refs = self.records.refs(wanted_filter)
             except QueryProblem as exc:
                 return Found([], str(exc), filtered=True, indexing=indexing)
             inside = np.zeros(len(view.tools), dtype=bool)
             inside[[view.refs[r] for r in refs if r in view.refs]] = True
             allowed = allowed & inside
-            terms = wanted.terms
+            terms = wanted_filter.terms
         if not parsed.concepts and not parsed.name_forms:
             if not parsed.filter and server is None:
                 return Found([], indexing=indexing)

@@ -49,9 +49,10 @@ class ParsedQuery:
     problem: str | None = None
     """Why the fielded part cannot be read, for people; None when it can."""
     loose: tuple[str, ...] = ()
-    """The phrases and wildcard words, as typed, when they are all the filter there is: in a
-    request ("search the articles for "climate change"") they are often what the tool is to
-    work on, not words a tool says, and are read as plain words when nothing fits them."""
+    """The phrases and wildcard words, as typed, when they are all the filter there is (no
+    field, nothing excluded): in a request ("search the articles for "climate change"") they
+    are often what the tool is to work on, not words a tool says, and are read as plain words
+    when nothing fits them."""
 
 
 def parse(
@@ -62,7 +63,7 @@ def parse(
     server: str | None = None
     clauses: list[str] = []
     loose: list[str] = []
-    fielded = False
+    strict = False
     problem: str | None = None
     free: list[str] = []
     last = 0
@@ -83,10 +84,10 @@ def parse(
             problem = problem or value
         elif kind == "filter":
             clauses.append(value)
-            if match["field"] is None:
+            if match["field"] is None and not match["not"]:
                 loose.append(match.group().strip())
             else:
-                fielded = True
+                strict = True
         else:
             free.append(f" {value} ")
     free.append(text[last:])
@@ -106,7 +107,7 @@ def parse(
         name_forms(rest) if not clauses else (),
         " ".join(clauses),
         problem,
-        tuple(loose) if loose and not fielded else (),
+        tuple(loose) if loose and not strict else (),
     )
 
 
