@@ -26,7 +26,7 @@ from bassi.core.search.encoder import DIMENSIONS
 
 log = logging.getLogger(__name__)
 
-FORMAT = "mpnet-tools-w8-2/tool-text-4"
+FORMAT = "mpnet-tools-w8-3/tool-text-4"
 """Bumped whenever the model or what a tool's text is made of changes."""
 
 HalfVectors = npt.NDArray[np.float16]
