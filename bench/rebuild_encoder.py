@@ -21,6 +21,8 @@ import argparse
 import json
 from pathlib import Path
 
+from export_encoder import _CHECK
+
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "bassi" / "core" / "search" / "models"
 _EMBEDDINGS = (
@@ -28,11 +30,6 @@ _EMBEDDINGS = (
     "embeddings.position_embeddings",
     "encoder.relative_attention_bias",
 )
-_CHECK = [
-    "did the accountant email me anything this week?",
-    "list-mail-messages: List messages in the signed-in user's mailbox",
-    "drop the staging table and start over",
-]
 
 
 def main() -> int:
