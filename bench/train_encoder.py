@@ -79,8 +79,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 7
 MINE_TOP = 3
-"""With ``--mine``, the negative is one of the request's three closest siblings: the very
-closest is too often a tool that does the job as well but was not listed."""
+"""With ``--mine``, the negative is one of the three tools closest to the request (its
+server's, or with ``--across`` any server's): the very closest is too often a tool that
+does the job as well but was not listed."""
 
 
 def write_pairs(
@@ -114,26 +115,24 @@ def write_pairs(
     for item in items:
         if not any(e in texts for e in item["expected"]):
             raise SystemExit(f"no known tool for {item['q']!r}")
+    own = [next(e for e in item["expected"] if e in texts).split("/", 1)[0] for item in items]
     rng = random.Random(SEED)
     closest: dict[str, list[str]] = {}
     if mine is not None:
         encoder = SentenceEncoder(mine)
-        asked = {e.split("/", 1)[0] for item in items for e in item["expected"]}
-        refs = [r for s in servers if s in asked for r in servers[s]]
+        refs = [r for s in servers if s in set(own) for r in servers[s]]
         tool_vectors = encoder.encode([texts[r] for r in refs])
         row_of = {ref: row for row, ref in enumerate(refs)}
         request_vectors = encoder.encode([item["q"] for item in items])
-        for item, vector in zip(items, request_vectors, strict=True):
-            server = next(e for e in item["expected"] if e in texts).split("/", 1)[0]
+        for item, server, vector in zip(items, own, request_vectors, strict=True):
             pool = refs if across else servers[server]
             others = [r for r in pool if r not in item["expected"]]
             cosines = tool_vectors[[row_of[r] for r in others]] @ vector
             closest[item["q"]] = [others[i] for i in cosines.argsort()[::-1][:MINE_TOP]]
     count = 0
     with out.open("w", encoding="utf-8") as sink:
-        for item in items:
+        for item, server in zip(items, own, strict=True):
             expected = [e for e in item["expected"] if e in texts]
-            server = expected[0].split("/", 1)[0]
             others = closest.get(item["q"]) or [
                 r for r in servers[server] if r not in item["expected"]
             ]
@@ -221,6 +220,8 @@ def main() -> int:
     fit.add_argument("--batch", type=int, default=32)
     fit.add_argument("--lr", type=float, default=2e-5)
     args = parser.parse_args()
+    if args.step == "pairs" and args.across and args.mine is None:
+        parser.error("--across picks among the tools --mine's encoder finds closest: give --mine")
     if args.step == "pairs":
         count = write_pairs(args.corpus, args.queries, args.out, args.mine, args.across)
         print(json.dumps({"pairs": count, "out": str(args.out)}))
