@@ -120,7 +120,8 @@ def write_pairs(
     closest: dict[str, list[str]] = {}
     if mine is not None:
         encoder = SentenceEncoder(mine)
-        refs = [r for s in servers if s in set(own) for r in servers[s]]
+        asked = set(own)
+        refs = [r for s in servers if s in asked for r in servers[s]]
         tool_vectors = encoder.encode([texts[r] for r in refs])
         row_of = {ref: row for row, ref in enumerate(refs)}
         request_vectors = encoder.encode([item["q"] for item in items])
