@@ -27,7 +27,6 @@ from bassi.core.search.encoder import SentenceEncoder
 
 ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent.parent / "shared" / "bench"
-CORPORA = [SHARED / "corpus", ROOT / "corpus" / "dev"]
 QUERIES = {
     "dev": SHARED / "queries_dev.jsonl",
     "heldout": ROOT / "queries_heldout.jsonl",
@@ -44,7 +43,7 @@ GRID: list[dict[str, float]] = [
     {"ENCODER_FLOOR": 0.1},
     {"ENCODER_FLOOR": 0.3},
     {"UNMATCHED_WEIGHT": 0.6},
-    {"UNSAID_PENALTY": 0.05},
+    {"VERB_WEIGHT": 1.0},
 ]
 
 

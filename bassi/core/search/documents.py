@@ -99,7 +99,7 @@ def _name_words(identifier: str) -> str:
 
 def encoder_text(tool: ToolInfo) -> str:
     """What the sentence encoder reads of a tool: server, name words (and title), the first
-    two sentences of the description and the parameter names. Measured against name + one
+    sentence of the description and the parameter names. Measured against name + one
     sentence, with and without parameters: parameters say what a tool acts on ("channel",
     "recipient") where a terse description does not, and later sentences are mostly usage
     notes. A tool with no description is still its name's words in plain English."""

@@ -12,10 +12,14 @@ Two signals say how well a tool fits a request, each between 0 and 1:
 
 They are combined as independent pieces of evidence, ``1 - (1 - words) (1 - meaning)``:
 either alone can make a good match, both together a better one. Words count less for a tool
-the encoder finds unrelated (``UNRELATED_DISCOUNT``). The result is then scaled
-down, never up, for a tool whose name does something else than the request asks, and for
-things its name acts on that the request never mentions. A score is therefore comparable
-between queries; below ``WEAK`` it is labelled as weak.
+the encoder finds unrelated (``UNRELATED_DISCOUNT``). A score is therefore comparable between
+queries; below ``WEAK`` it is labelled as weak.
+
+Nothing else moves a score. Rules on the verbs of tool names (a tool doing something else
+than the request asks scaled down, one naming things the request never mentions too) helped
+while the encoder was a general one; once it had learnt from requests matched to tools and
+their siblings, they cost 1-4 points of first places on each set measured: the development
+sets together and three blind sets (``bench/README.md``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from bassi.core.search.actions import AGREE, CHANGES, action_factors
 from bassi.core.search.vocabulary import Concept
 
 Floats = npt.NDArray[np.float32]
@@ -63,8 +66,6 @@ UNMATCHED_WEIGHT = 0.3
 """How much a word no tool has counts (names, values: "Alice", "tea"), as a share of a rare
 word's weight: it lowers every tool's coverage alike, and it is why coverage is never 1 for
 a request that is mostly about something no tool names."""
-UNSAID_PENALTY = 0.1
-"""Score divisor step per thing a tool's name acts on that the request does not mention."""
 WEAK = 0.4
 """Scores below this are weak matches: a person sees them labelled, the model is not given
 them as tools to load."""
@@ -82,15 +83,12 @@ class Signals:
     meaning: float | None
     """Encoder similarity mapped to 0-1; None before the vectors are ready."""
     cosine: float | None
-    action: str
-    """"agrees", "differs", "changes" (the request asks for no change), or ""."""
-    unsaid: int
     exact: bool = False
     filter: bool = False
 
     @classmethod
     def filter_only(cls) -> Signals:
-        return cls(1.0, 0.0, 0.0, None, None, "", 0, filter=True)
+        return cls(1.0, 0.0, 0.0, None, None, filter=True)
 
     def lines(self) -> list[str]:
         """One short line per signal."""
@@ -105,14 +103,6 @@ class Signals:
             out.append("meaning: not ready yet (tool vectors still being computed)")
         else:
             out.append(f"meaning: {self.meaning:.2f} (cosine {self.cosine:.2f})")
-        if self.action == "agrees":
-            out.append("action: does what the request asks")
-        elif self.action == "differs":
-            out.append("action: does something else than the request asks (lowered)")
-        elif self.action == "changes":
-            out.append("action: changes things, the request asks for none (lowered)")
-        if self.unsaid:
-            out.append(f"name: {self.unsaid} thing(s) the request never mentions (lowered)")
         return out
 
 
@@ -123,10 +113,6 @@ class Fused:
     counted: Floats
     meaning: Floats | None
     cosine: Floats | None
-    factors: Floats
-    action: int
-    tool_actions: npt.NDArray[np.uint8]
-    unsaid: npt.NDArray[np.int64]
     exact: npt.NDArray[np.bool_]
     surfaces: tuple[tuple[tuple[str, ...], Floats | None], ...]
 
@@ -139,19 +125,12 @@ class Fused:
         return bool(self.scores[i] < WEAK)
 
     def signals(self, i: int) -> Signals:
-        action = ""
-        if self.action and self.tool_actions[i]:
-            action = "agrees" if self.tool_actions[i] & self.action else "differs"
-        elif not self.action and self.tool_actions[i] & CHANGES:
-            action = "changes"
         return Signals(
             score=float(self.scores[i]),
             words=float(self.words[i]),
             counted=float(self.counted[i]),
             meaning=float(self.meaning[i]) if self.meaning is not None else None,
             cosine=float(self.cosine[i]) if self.cosine is not None else None,
-            action=action,
-            unsaid=int(self.unsaid[i]),
             exact=bool(self.exact[i]),
         )
 
@@ -181,9 +160,6 @@ def fuse(
     *,
     concepts: Sequence[tuple[Concept, Floats | None, bool]],
     cosine: Floats | None,
-    action: int,
-    tool_actions: npt.NDArray[np.uint8],
-    unsaid: npt.NDArray[np.int64],
     exact: npt.NDArray[np.bool_],
     size: int,
     known: float = 1.0,
@@ -193,10 +169,6 @@ def fuse(
     read as fragments that match any tool sharing them, and only word matching sees it
     for what it is."""
     words = coverage(concepts, size)
-    factors = action_factors(action, tool_actions)
-    if action:
-        factors /= 1.0 + AGREE  # agreement is the norm, never a bonus above 1
-    factors /= 1.0 + UNSAID_PENALTY * unsaid
     meaning: Floats | None = None
     counted = words
     if cosine is None:
@@ -207,7 +179,7 @@ def fuse(
         counted = words * (1.0 - known * UNRELATED_DISCOUNT * (1.0 - related))
         scores = 1.0 - (1.0 - WORDS_WEIGHT * counted) * (1.0 - MEANING_WEIGHT * known * meaning)
         scores[(words <= 0) & (cosine < LISTING_COSINE)] = 0.0
-    scores = (scores * factors).astype(np.float32)
+    scores = scores.astype(np.float32)
     scores[exact] = 1.0
     return Fused(
         scores=scores,
@@ -215,10 +187,6 @@ def fuse(
         counted=counted,
         meaning=meaning,
         cosine=cosine,
-        factors=factors.astype(np.float32),
-        action=action,
-        tool_actions=tool_actions,
-        unsaid=unsaid,
         exact=exact,
         surfaces=tuple((concept.surfaces, vector) for concept, vector, _ in concepts),
     )

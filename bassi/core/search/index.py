@@ -30,7 +30,6 @@ import numpy.typing as npt
 
 from bassi.core import foreground
 from bassi.core.registry import Registry
-from bassi.core.search.actions import is_verb, name_objects, query_action, tool_actions
 from bassi.core.search.analysis import stem
 from bassi.core.search.documents import definitions_hash
 from bassi.core.search.encoder import SentenceEncoder, default_encoder, known_words
@@ -42,6 +41,7 @@ from bassi.core.search.records import QueryProblem, ToolRecords
 from bassi.core.search.segment_cache import SegmentCache
 from bassi.core.search.tool_vectors import ToolVectors
 from bassi.core.search.typos import Corrector, english_corrections
+from bassi.core.search.verbs import is_verb
 from bassi.core.search.vocabulary import Concept, default_vocabulary
 from bassi.core.tools import ToolInfo
 
@@ -84,21 +84,12 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class _Server:
-    """One server's tools and what the view needs of each, worked out once per definition:
-    a view is built again over every server at each change, and analysing ten thousand
-    names each time held the interpreter lock for about 0.2 s per change."""
+    """One server's tools and their analysed words, kept per definition: a view is built
+    again over every server at each change, from these, without analysing anything again."""
 
     digest: str
     tools: tuple[ToolInfo, ...]
     segment: Segment
-    objects: tuple[tuple[str, ...], ...]
-    """Per tool, the distinct stems its name acts on (``name_objects``)."""
-    actions: npt.NDArray[np.uint8]
-
-    @classmethod
-    def of(cls, digest: str, tools: tuple[ToolInfo, ...], segment: Segment) -> _Server:
-        objects = tuple(tuple(dict.fromkeys(name_objects(t.name, t.server))) for t in tools)
-        return cls(digest, tools, segment, objects, tool_actions([t.name for t in tools]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +100,6 @@ class _View:
     tools: tuple[ToolInfo, ...]
     postings: Postings
     servers_of: npt.NDArray[np.int32]
-    actions: npt.NDArray[np.uint8]
-    object_ids: dict[str, int]
-    object_terms: npt.NDArray[np.int32]
-    object_docs: npt.NDArray[np.int32]
     server_ids: dict[str, int]
     names: dict[str, list[int]]
     refs: dict[str, int]
@@ -122,16 +109,9 @@ class _View:
     def build(cls, servers: dict[str, _Server], extra_words: Sequence[str]) -> _View:
         items = tuple(servers.items())
         tools = tuple(t for _, s in items for t in s.tools)
-        object_ids: dict[str, int] = {}
-        object_terms: list[int] = []
-        object_docs: list[int] = []
         names: dict[str, list[int]] = {}
-        objects = (words for _, s in items for words in s.objects)
-        for i, (tool, words) in enumerate(zip(tools, objects, strict=True)):
+        for i, tool in enumerate(tools):
             foreground.give_way()
-            for word in words:
-                object_terms.append(object_ids.setdefault(word, len(object_ids)))
-                object_docs.append(i)
             names.setdefault(tool.name.lower(), []).append(i)
             names.setdefault(f"{tool.server}/{tool.name}".lower(), []).append(i)
         postings = Postings([s.segment for _, s in items])
@@ -142,10 +122,6 @@ class _View:
             servers_of=np.repeat(
                 np.arange(len(items), dtype=np.int32), [len(s.tools) for _, s in items]
             ),
-            actions=np.concatenate([s.actions for _, s in items] or [np.zeros(0, np.uint8)]),
-            object_ids=object_ids,
-            object_terms=np.array(object_terms, dtype=np.int32),
-            object_docs=np.array(object_docs, dtype=np.int32),
             server_ids={name.lower(): i for i, (name, _) in enumerate(items)},
             names=names,
             refs={t.ref: i for i, t in enumerate(tools)},
@@ -374,7 +350,7 @@ class ToolIndex:
                     self.stats.analysed += 1
                     if tools:
                         analysed[name] = (digest, segment)
-                new[name] = _Server.of(digest, tools, segment)
+                new[name] = _Server(digest, tools, segment)
             for name in removed:
                 new.pop(name, None)
             view = _View.build(new, self._extra_words)
@@ -483,12 +459,10 @@ class ToolIndex:
         limit: int,
         fused: bool,
     ) -> list[SearchHit]:
-        request = query_action(parsed.text)
-        concepts: list[tuple[Concept, Floats | None, bool]] = []
-        for concept in parsed.concepts:
-            vector = self._concept_scores(view, concept)
-            verb = concept.surfaces == (request.verb,) or is_verb(concept.members[0][0])
-            concepts.append((concept, vector, verb))
+        concepts = [
+            (concept, self._concept_scores(view, concept), is_verb(concept.members[0][0]))
+            for concept in parsed.concepts
+        ]
         meaning = self._tool_vectors(view) if fused else None
         cosine = None
         if meaning is not None and parsed.text.strip():
@@ -500,9 +474,6 @@ class ToolIndex:
         combined = fuse(
             concepts=concepts,
             cosine=cosine,
-            action=request.action,
-            tool_actions=view.actions,
-            unsaid=self._unsaid(view, parsed.concepts),
             exact=exact,
             size=len(view.tools),
             known=_known_share(parsed.concepts),
@@ -523,23 +494,6 @@ class ToolIndex:
             )
             for i in ranked
         ]
-
-    def _unsaid(self, view: _View, concepts: Sequence[Concept]) -> npt.NDArray[np.int64]:
-        """Per tool, how many things its name acts on the request never mentions: "add a
-        task" wants ``create-todo-task`` more than ``create-todo-task-list``."""
-        said = {
-            view.object_ids[s]
-            for concept in concepts
-            for stems, _ in concept.members
-            for s in stems
-            if s in view.object_ids
-        }
-        unsaid = (
-            ~np.isin(view.object_terms, list(said))
-            if said
-            else np.ones(len(view.object_terms), dtype=bool)
-        )
-        return np.bincount(view.object_docs[unsaid], minlength=len(view.tools))
 
     def _tool_vectors(self, view: _View) -> HalfRows | None:
         """Every tool's vector in index order (zeros for servers still waiting), gathered
