@@ -41,6 +41,8 @@ def replicated_registry(corpus: Path, size: int) -> Registry:
     for path in sorted(corpus.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         servers.append((str(data["server"]), list(data["tools"])))
+    if not any(tools for _, tools in servers):
+        raise SystemExit(f"no tools in {corpus}/*.json to replicate (give --corpus)")
     registry = Registry()
     total = copy = 0
     while total < size:
