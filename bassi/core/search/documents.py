@@ -99,10 +99,10 @@ def _name_words(identifier: str) -> str:
 
 def encoder_text(tool: ToolInfo) -> str:
     """What the sentence encoder reads of a tool: server, name words (and title), the first
-    sentence of the description and the parameter names. Measured against name + one
-    sentence, with and without parameters: parameters say what a tool acts on ("channel",
-    "recipient") where a terse description does not, and later sentences are mostly usage
-    notes. A tool with no description is still its name's words in plain English."""
+    sentence of the description and the parameter names. Parameters were measured in and
+    out: they say what a tool acts on ("channel", "recipient") where a terse description does
+    not; later sentences are mostly usage notes (``ENCODER_SENTENCES``). A tool with no
+    description is still its name's words in plain English."""
     head = tool.description[:ENCODER_DESCRIPTION_CHARS]
     parts = [p for p in map(str.strip, _SENTENCE_END.split(head)) if p]
     sentences = " ".join(parts[:ENCODER_SENTENCES])

@@ -15,11 +15,12 @@ either alone can make a good match, both together a better one. Words count less
 the encoder finds unrelated (``UNRELATED_DISCOUNT``). A score is therefore comparable between
 queries; below ``WEAK`` it is labelled as weak.
 
-Nothing else moves a score. Rules on the verbs of tool names (a tool doing something else
-than the request asks scaled down, one naming things the request never mentions too) helped
-while the encoder was a general one; once it had learnt from requests matched to tools and
-their siblings, they cost 1-4 points of first places on each set measured: the development
-sets together and three blind sets (``bench/README.md``).
+Nothing else moves a score but an exact name, which scores 1. Rules on the verbs of tool
+names (a tool doing something else than the request asks scaled down, one naming things the
+request never mentions too) helped while the encoder was a general one; once it had learnt
+from requests matched to tools and their siblings, they cost 1-4 points of first places on
+each set measured: the development sets together and three blind sets
+(``bench/README.md``).
 """
 
 from __future__ import annotations
