@@ -29,17 +29,17 @@ _VERB_WORDS = (
 """Verbs of reading, creating, changing, deleting and sending. Verbs of browser interaction
 (click, type, hover) and of running things are left out: in a request they are as much the
 thing asked for ("run the tests") as a way of asking."""
-_VERBS = frozenset(stem(word) for word in _VERB_WORDS.split())
-
 _AMBIGUOUS_WORDS = (
     "email mail message text post open set check order stage note call book new record "
     "draft store drop forward query schedule list view report"
 )
-_AMBIGUOUS = frozenset(stem(word) for word in _AMBIGUOUS_WORDS.split())
 """Words that are as often nouns or adjectives ("my to-do list", "an open PR", "mail folders")
 as verbs: they count in full, as what a request is about."""
+_ONLY_VERBS = frozenset(stem(word) for word in _VERB_WORDS.split()) - frozenset(
+    stem(word) for word in _AMBIGUOUS_WORDS.split()
+)
 
 
 def is_verb(stems: Sequence[str]) -> bool:
     """Whether a query word (as stems) can only be an action, never the thing acted on."""
-    return len(stems) == 1 and stems[0] in _VERBS and stems[0] not in _AMBIGUOUS
+    return len(stems) == 1 and stems[0] in _ONLY_VERBS
