@@ -24,7 +24,7 @@ it: the score that counts is on servers it never saw. Their tool lists are in
 already measured (``bench/corpus/blind2`` to ``blind5``, and ``blind7`` since the third
 step); the requests, written from each server's tool list by people who never saw the
 search, in ``bench/training/`` and ``bench/queries_blind{2,3,4,5,7}.jsonl``. The development
-sets, blind6 and blind8 to blind12 stay out of the shipped encoder's training
+sets, blind6 and blind8 to blind13 stay out of the shipped encoder's training
 (a fifth step with blind6 to blind10 added changed nothing, ``bench/README.md``).
 
 Offline, once, in the scratch venv of ``export_encoder.py`` (torch and sentence-transformers,
