@@ -25,7 +25,8 @@ already measured (``bench/corpus/blind2`` to ``blind5``, and ``blind7`` since th
 step); the requests, written from each server's tool list by people who never saw the
 search, in ``bench/training/`` and ``bench/queries_blind{2,3,4,5,7}.jsonl``. The development
 sets, blind6 and blind8 to blind13 stay out of the shipped encoder's training
-(a fifth step with blind6 to blind10 added changed nothing, ``bench/README.md``).
+(a fifth step with blind6, blind8, blind9 and blind10 added changed nothing,
+``bench/README.md``).
 
 Offline, once, in the scratch venv of ``export_encoder.py`` (torch and sentence-transformers,
 which bassi must not depend on). The base model's files come from PyPI, split over five
