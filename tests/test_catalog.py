@@ -429,3 +429,48 @@ async def test_whoosh_holds_one_document_per_tool_once_servers_connect(start: An
     assert index.records.count() == len(registry.tools()) == len(index)
     good = {h.tool.ref for h in index.search("server:good", limit=100)}
     assert good == {t.ref for t in registry.server("good").tools}
+
+
+EXTERNAL_SERVER_ON_THE_LOOP = """
+import asyncio, json, os, sys, threading
+from pathlib import Path
+from bassi.core.catalog import Catalog
+from bassi.core.settings import Settings
+
+on_the_loop = []
+
+class Recorder:
+    def find_spec(self, name, path=None, target=None):
+        if threading.current_thread() is threading.main_thread():
+            on_the_loop.append(name)
+        return None
+
+async def main():
+    catalog = Catalog(Settings(project_dir=Path(sys.argv[1]), env=dict(os.environ)))
+    sys.meta_path.insert(0, Recorder())
+    await catalog.start()
+    await catalog.wait_ready()
+    status = {e.name: e.status.value for e in catalog.registry.servers()}["good"]
+    await catalog.close()
+    print(json.dumps({"status": status, "imported": on_the_loop}))
+
+asyncio.run(main())
+"""
+
+
+def test_connecting_an_external_server_imports_no_client_library_on_the_ui_thread(
+    tmp_path: Path,
+) -> None:
+    """The MCP client and its sign-in code load in a thread: imported on the event loop, the
+    OAuth models alone froze the screen for 40-60 ms while thirty servers started
+    (``bench/loop_lag.py``)."""
+    project_settings(tmp_path, {"good": stdio_entry("good_server.py")})
+    report = json.loads(python_output(EXTERNAL_SERVER_ON_THE_LOOP, str(tmp_path)))
+    assert report["status"] == "connected"
+    heavy = [
+        name
+        for name in report["imported"]
+        if name.split(".")[0] in {"mcp", "mcp_types", "httpx", "pydantic", "anyio"}
+        or name == "bassi.core.oauth"
+    ]
+    assert heavy == [], f"imported on the event loop: {heavy}"

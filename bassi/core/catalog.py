@@ -92,9 +92,11 @@ INDEXING_MODULES = ("bassi.core.search", "bassi.core.validation")
 thread by ``start`` once bassi's own servers are connected."""
 OWN_SERVERS_FIRST = 2.0
 """Seconds at most that loading the index waits for bassi's own servers to be defined."""
-CLIENT_MODULES = ("bassi.core.connections",)
-"""The MCP client (``mcp``: about a second), imported in a thread by ``start`` after those,
-when there are other servers to connect."""
+CLIENT_MODULES = ("bassi.core.connections", "bassi.core.oauth")
+"""The MCP client (``mcp``: about a second) and its sign-in code, imported in a thread by
+``start`` after those, when there are other servers to connect. Connecting the first one asks
+for both; imported then, on the event loop, the OAuth models alone froze the screen for 40-60
+ms (``bench/loop_lag.py``)."""
 
 USER_SERVERS_FILE = "mcp.json"
 """The user's own servers file in ``config_dir``: trusted, like Claude Code's user scope."""
@@ -243,7 +245,8 @@ class Catalog:
 
     @cached_property
     def oauth(self) -> OAuth:
-        """Sign-in tokens of HTTP servers (loaded with the MCP client, at first use)."""
+        """Sign-in tokens of HTTP servers, made at the first connection (the module is one of
+        ``CLIENT_MODULES``)."""
         from bassi.core.oauth import OAuth
 
         return OAuth(self.settings.config_dir)
