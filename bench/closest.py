@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from search_scale import DEFAULT_CORPUS, replicated_registry
+from corpus_server import DEFAULT_CORPUS
+from search_scale import replicated_registry
 
 from bassi.core.registry import Registry
 from bassi.core.tools import Origin, ToolInfo, split_qualified

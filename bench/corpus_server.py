@@ -19,6 +19,19 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "corpus"
+"""The shared corpus beside the checkout; a clone anywhere else has none, hence ``--corpus``."""
+
+
+def corpus_servers(corpus: Path) -> list[dict[str, Any]]:
+    """The corpus's server files (``server``, ``tools``), in name order. A corpus with no tools
+    (a wrong ``--corpus``, or no ``../shared`` beside a clone) stops the benchmark with a
+    message: measured, it would time an empty project, or replicate nothing forever."""
+    servers = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(corpus.glob("*.json"))]
+    if not any(server.get("tools") for server in servers):
+        raise SystemExit(f"no tools in {corpus}/*.json (give --corpus)")
+    return servers
+
 
 def corpus_server(name: str, tools: list[types.Tool]) -> Callable[[Path], Server[Any]]:
     """A factory for an in-process server that announces the corpus tools; calling one

@@ -26,18 +26,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corpus_server import approve_project, bench_env
+from corpus_server import DEFAULT_CORPUS, approve_project, bench_env, corpus_servers
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "bench" / "corpus"
 SAMPLE_S = 0.005
 
 
 def write_project(project: Path, corpus: Path, servers: int, tools: int) -> None:
     """``servers`` stdio servers sharing ``tools`` tools taken round-robin from the corpus."""
-    every = [
-        t for path in sorted(corpus.glob("*.json")) for t in json.loads(path.read_text())["tools"]
-    ]
+    every = [t for data in corpus_servers(corpus) for t in data["tools"]]
     per_server = -(-tools // servers)
     entries = {}
     made = 0

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from corpus_server import DEFAULT_CORPUS, corpus_servers
 from search_quality import load_queries, percentile
 
 from bassi.core.registry import Registry
@@ -31,18 +32,12 @@ from bassi.core.search import ToolIndex
 from bassi.core.tools import Origin, ToolInfo
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "bench" / "corpus"
 DEFAULT_QUERIES = ROOT.parent / "shared" / "bench" / "queries_dev.jsonl"
 
 
 def replicated_registry(corpus: Path, size: int) -> Registry:
     """``size`` tools: the corpus servers again and again as ``<server>-<copy>``."""
-    servers = []
-    for path in sorted(corpus.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        servers.append((str(data["server"]), list(data["tools"])))
-    if not any(tools for _, tools in servers):
-        raise SystemExit(f"no tools in {corpus}/*.json to replicate (give --corpus)")
+    servers = [(str(data["server"]), list(data["tools"])) for data in corpus_servers(corpus)]
     registry = Registry()
     total = copy = 0
     while total < size:

@@ -21,16 +21,14 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from corpus_server import approve_project, bench_env
+from corpus_server import DEFAULT_CORPUS, approve_project, bench_env, corpus_servers
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "bench" / "corpus"
 
 
 def write_project(project: Path, corpus: Path) -> int:
     servers = {}
-    for path in sorted(corpus.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+    for data in corpus_servers(corpus):
         tools = project / f"{data['server']}.tools.json"
         tools.write_text(json.dumps(data["tools"]), encoding="utf-8")
         servers[str(data["server"])] = {
