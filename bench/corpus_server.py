@@ -51,6 +51,13 @@ def corpus_server(name: str, tools: list[types.Tool]) -> Callable[[Path], Server
     return lambda _project_dir: Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+def server_entry(tools: Path, **settings: Any) -> dict[str, Any]:
+    """The ``.mcp.json`` entry that runs this script over stdio to serve the definitions in
+    ``tools``, with this interpreter; ``settings`` adds to it (a ``timeout``, say)."""
+    script = str(Path(__file__).resolve())
+    return {"command": sys.executable, "args": [script, str(tools)], **settings}
+
+
 def bench_env(scratch: Path) -> dict[str, str]:
     """This environment without an API key, with bassi's user directory (where project
     approvals are kept) inside ``scratch``, so a benchmark never touches the real one."""

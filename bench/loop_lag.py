@@ -26,9 +26,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corpus_server import DEFAULT_CORPUS, approve_project, bench_env, corpus_servers
+from corpus_server import (
+    DEFAULT_CORPUS,
+    approve_project,
+    bench_env,
+    corpus_servers,
+    server_entry,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_S = 0.005
 
 
@@ -50,11 +55,7 @@ def write_project(project: Path, corpus: Path, servers: int, tools: int) -> None
         made += count
         path = project / f"server{s:02}.json"
         path.write_text(json.dumps(chosen), encoding="utf-8")
-        entries[f"bench{s:02}"] = {
-            "command": sys.executable,
-            "args": [str(ROOT / "bench" / "corpus_server.py"), str(path)],
-            "timeout": 120,
-        }
+        entries[f"bench{s:02}"] = server_entry(path, timeout=120)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
 
 

@@ -21,9 +21,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from corpus_server import DEFAULT_CORPUS, approve_project, bench_env, corpus_servers
-
-ROOT = Path(__file__).resolve().parent.parent
+from corpus_server import (
+    DEFAULT_CORPUS,
+    approve_project,
+    bench_env,
+    corpus_servers,
+    server_entry,
+)
 
 
 def write_project(project: Path, corpus: Path) -> int:
@@ -31,10 +35,7 @@ def write_project(project: Path, corpus: Path) -> int:
     for data in corpus_servers(corpus):
         tools = project / f"{data['server']}.tools.json"
         tools.write_text(json.dumps(data["tools"]), encoding="utf-8")
-        servers[str(data["server"])] = {
-            "command": sys.executable,
-            "args": [str(ROOT / "bench" / "corpus_server.py"), str(tools)],
-        }
+        servers[str(data["server"])] = server_entry(tools)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     return len(servers)
 
