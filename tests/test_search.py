@@ -3,6 +3,7 @@ and nothing typed into the box can break it."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from bassi.core.registry import Registry
 from bassi.core.search import ToolIndex
+from bassi.core.search.encoder import SentenceEncoder, default_encoder
 from bassi.core.tools import Origin, ToolInfo
 from tests.conftest import HANG_SECONDS
 
@@ -584,3 +586,56 @@ def test_a_word_shared_in_another_sense_does_not_outrank_the_tool_the_request_me
     [shared] = [h for h in hits if h.tool.ref == "files/search_files"]
     assert shared.signals is not None
     assert "the meaning is unrelated" in shared.signals.lines()[0]  # why it ranks lower
+
+
+def cached_vectors_index(tmp_path: Path) -> tuple[ToolIndex, SentenceEncoder]:
+    """An index whose tool vectors all came from the disk cache, with a model of its own
+    that nothing has loaded (the process's shared one may have been, by other tests)."""
+    warmed = ToolIndex(tmp_path / "index")
+    warmed.sync(registry_of(CATALOG))
+    assert warmed.wait_semantic(timeout=60)
+    encoder = SentenceEncoder(default_encoder().model_dir)
+    idx = ToolIndex(tmp_path / "index", encoder=encoder)
+    idx.sync(registry_of(CATALOG))
+    assert idx.wait_indexed(timeout=60)
+    deadline = time.monotonic() + HANG_SECONDS
+    while idx.stats.vectors_from_cache < len(CATALOG) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert idx.stats.vectors_from_cache == len(CATALOG) and idx.stats.vectors_computed == 0
+    return idx, encoder
+
+
+def meaning_line(idx: ToolIndex, request: str) -> str:
+    top = idx.search(request)[0]
+    assert top.signals is not None
+    return top.signals.lines()[1]
+
+
+FUSED = re.compile(r"meaning: [01]\.\d\d \(cosine -?[01]\.\d\d\)")
+
+
+def test_the_request_model_loads_only_when_asked_and_a_search_meanwhile_says_so(
+    tmp_path: Path,
+) -> None:
+    """Tool vectors that come from the cache need no model, and loading it while thirty
+    servers start stalled the screen (``bench/loop_lag.py``): it loads once a search asks,
+    or someone waits for fused searches. A search before then ranks by words and says why
+    its meaning is missing."""
+    idx, encoder = cached_vectors_index(tmp_path)
+    time.sleep(0.2)  # a worker that was going to load the model has had its chance
+    assert not encoder.loaded and not idx.semantic_ready
+    not_yet = "meaning: not ready yet (the model or the tool vectors are still loading)"
+    assert meaning_line(idx, "send an email") == not_yet
+    assert idx.wait_semantic(timeout=60) and encoder.loaded
+    assert FUSED.fullmatch(meaning_line(idx, "send an email"))
+
+
+def test_once_prepared_the_first_search_is_fused(tmp_path: Path) -> None:
+    """What the runtime does once its servers have connected (``Runtime._prepare_search``)."""
+    idx, encoder = cached_vectors_index(tmp_path)
+    idx.prepare_queries()
+    deadline = time.monotonic() + HANG_SECONDS
+    while not idx.semantic_ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert encoder.loaded
+    assert FUSED.fullmatch(meaning_line(idx, "send an email"))

@@ -198,6 +198,13 @@ class Runtime:
     async def _start(self) -> None:
         await self.catalog.start()
         self._background_task(self._preload_agent())
+        self._background_task(self._prepare_search())
+
+    async def _prepare_search(self) -> None:
+        """Once every server has connected or failed, load the model for fused searches
+        (``ToolIndex.prepare_queries``); a search or a message before then asks for it."""
+        await self.catalog.wait_ready()
+        self.catalog.index.prepare_queries()
 
     async def _preload_agent(self) -> None:
         """Once the servers had their moment (their connections run on this loop and would
@@ -316,6 +323,7 @@ class Runtime:
 
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         session = await self._ensure_session()
+        self.catalog.index.prepare_queries()  # the agent may search its tools this turn
         await self._sync_exposure()
         self._in_turn = True
         try:

@@ -101,7 +101,7 @@ class Signals:
         if self.counted < self.words - 0.005:
             out[0] += f", counted as {self.counted:.0%}: the meaning is unrelated"
         if self.meaning is None:
-            out.append("meaning: not ready yet (tool vectors still being computed)")
+            out.append("meaning: not ready yet (the model or the tool vectors are still loading)")
         else:
             out.append(f"meaning: {self.meaning:.2f} (cosine {self.cosine:.2f})")
         return out

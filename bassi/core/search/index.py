@@ -215,7 +215,13 @@ class ToolIndex:
     @property
     def semantic_ready(self) -> bool:
         """Whether searches right now are fused for every tool (never blocks)."""
-        return not self.indexing and self._vectors.wait(0)
+        return not self.indexing and self._vectors.ready
+
+    def prepare_queries(self) -> None:
+        """Load the model that turns a request into its vector, in the background. Until then
+        a search ranks by words alone (and asks for it); the owner calls this once the
+        servers have started, so that their start has the machine to itself."""
+        self._vectors.want_queries()
 
     def wait_indexed(self, timeout: float | None = None) -> bool:
         """Block until every submitted update is searchable and written to the index of

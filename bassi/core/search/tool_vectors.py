@@ -7,6 +7,12 @@ index has the model run in a helper process (``vector_worker.py``), which leaves
 interpreter and the machine's cores to the screen; where the helper cannot run, the model runs
 on the worker thread, which onnxruntime leaves the GIL to while it computes.
 
+The app's own copy of the model, which turns a request into its vector, is loaded only once
+something asks for it (``want_queries``: the runtime once its servers have connected or a
+message is sent, a search, anyone waiting for fused searches). Loading it takes a core for
+about 0.3 s and holds the GIL for about 20 ms (the tokenizer); done while thirty servers
+start, it stalled the screen (``bench/loop_lag.py``).
+
 The worker only ever touches this object's own state, under its lock: a finished server's
 vectors are published whole into ``ready`` and ``generation`` is bumped, and the index, on its
 own thread, notices the new generation at its next search and swaps in the vectors it can use.
@@ -103,6 +109,7 @@ class ToolVectors:
         self._worker: threading.Thread | None = None
         self._busy = False
         self._failed = False
+        self._queries_wanted = False
         self.generation = 0
         """Bumped each time a server's vectors become available."""
 
@@ -133,10 +140,17 @@ class ToolVectors:
         ready = self._ready.get(server)
         return ready[1] if ready is not None and ready[0] == digest else None
 
+    def want_queries(self) -> None:
+        """Load the model for requests in the background, if it is not loaded yet."""
+        with self._lock:
+            self._queries_wanted = True
+            self._start()
+
     def encode_query(self, text: str) -> Vectors | None:
-        """The query's vector, or None while the model is still loading (a search never
-        waits for it)."""
+        """The query's vector, or None while the model is still loading, which this asks for
+        (a search never waits for it)."""
         if not self.encoder.loaded:
+            self.want_queries()
             return None
         vector: Vectors = self.encoder.encode([text])[0]
         return vector
@@ -148,13 +162,21 @@ class ToolVectors:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every wanted server has its vectors and the model is loaded for
-        queries (True), or ``timeout`` seconds pass or the model failed (False)."""
+        queries (True), or ``timeout`` seconds pass or the model failed (False). Asks for the
+        model: whoever waits for fused searches wants it."""
+        self.want_queries()
         with self._lock:
             return self._lock.wait_for(self._settled, timeout) and not self._failed
 
+    @property
+    def ready(self) -> bool:
+        """What ``wait`` would return at once, asking for nothing."""
+        with self._lock:
+            return self._settled() and not self._failed
+
     def _start(self) -> None:
         """Called with the lock held."""
-        wanted = self._queue or (self._wanted and not self.encoder.loaded)
+        wanted = self._queue or (self._queries_wanted and not self.encoder.loaded)
         if wanted and self._worker is None and not self._failed:
             self._worker = threading.Thread(target=self._run, name="tool-vectors", daemon=True)
             _workers[self._worker] = self._helper
@@ -180,7 +202,7 @@ class ToolVectors:
                         self._ready[server] = (job.digest, vectors)
                         self.generation += 1
                     self._lock.notify_all()
-            if not _exiting.is_set():
+            if self._queries_wanted and not _exiting.is_set():
                 self._load_model()
         except Exception:
             log.exception("computing tool vectors failed; search stays lexical")
@@ -193,8 +215,8 @@ class ToolVectors:
                 _workers.pop(threading.current_thread(), None)
                 self._busy = False
                 self._worker = None
-                if self._queue and not _exiting.is_set():
-                    self._start()
+                if not _exiting.is_set():
+                    self._start()  # work that came after the loop's last look
                 self._lock.notify_all()
 
     def _load_model(self) -> None:
@@ -215,7 +237,6 @@ class ToolVectors:
             if cached is not None:
                 self._stats.vectors_from_cache += 1
                 return cached
-        self._load_model()
         with self._lock:
             waiting = sum(len(self._wanted[s].tools) for s in self._queue) + len(job.tools)
         use_helper = self._helper is not None and self._helper.worth_asking(
@@ -226,6 +247,8 @@ class ToolVectors:
         for start in range(0, len(texts), CHUNK):
             if _exiting.is_set():
                 return None
+            if self._queries_wanted or not use_helper:
+                self._load_model()  # searches need not wait for every tool's vector
             chunk = self._encode(texts[start : start + CHUNK], use_helper)
             if chunk is None:
                 return None
@@ -250,4 +273,5 @@ class ToolVectors:
                 self._helper = None
                 with self._lock:
                     _workers[threading.current_thread()] = None
+                self._load_model()
         return self.encoder.encode(texts)
