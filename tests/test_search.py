@@ -16,6 +16,7 @@ from bassi.core.search import ToolIndex
 from bassi.core.search.encoder import SentenceEncoder, default_encoder
 from bassi.core.tools import Origin, ToolInfo
 from tests.conftest import HANG_SECONDS
+from tests.terminal import wait_until
 
 
 def tool(server: str, name: str, description: str, **params: str) -> ToolInfo:
@@ -598,9 +599,8 @@ def cached_vectors_index(tmp_path: Path) -> tuple[ToolIndex, SentenceEncoder]:
     idx = ToolIndex(tmp_path / "index", encoder=encoder)
     idx.sync(registry_of(CATALOG))
     assert idx.wait_indexed(timeout=60)
-    deadline = time.monotonic() + HANG_SECONDS
-    while idx.stats.vectors_from_cache < len(CATALOG) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    # the vectors' worker thread exists only while it has work: once none runs, all is done
+    wait_until(lambda: not any(t.name == "tool-vectors" for t in threading.enumerate()))
     assert idx.stats.vectors_from_cache == len(CATALOG) and idx.stats.vectors_computed == 0
     return idx, encoder
 
@@ -622,7 +622,6 @@ def test_the_request_model_loads_only_when_asked_and_a_search_meanwhile_says_so(
     or someone waits for fused searches. A search before then ranks by words and says why
     its meaning is missing."""
     idx, encoder = cached_vectors_index(tmp_path)
-    time.sleep(0.2)  # a worker that was going to load the model has had its chance
     assert not encoder.loaded and not idx.semantic_ready
     not_yet = "meaning: not ready yet (the model or the tool vectors are still loading)"
     assert meaning_line(idx, "send an email") == not_yet
@@ -634,8 +633,6 @@ def test_once_prepared_the_first_search_is_fused(tmp_path: Path) -> None:
     """What the runtime does once its servers have connected (``Runtime._prepare_search``)."""
     idx, encoder = cached_vectors_index(tmp_path)
     idx.prepare_queries()
-    deadline = time.monotonic() + HANG_SECONDS
-    while not idx.semantic_ready and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: idx.semantic_ready)
     assert encoder.loaded
     assert FUSED.fullmatch(meaning_line(idx, "send an email"))
