@@ -248,7 +248,8 @@ class ToolVectors:
             if _exiting.is_set():
                 return None
             if self._queries_wanted or not use_helper:
-                self._load_model()  # searches need not wait for every tool's vector
+                # to encode here, or for searches: they need not wait for every tool's vector
+                self._load_model()
             chunk = self._encode(texts[start : start + CHUNK], use_helper)
             if chunk is None:
                 return None
