@@ -17,9 +17,11 @@ from bassi.core.cpu_priority import BACKGROUND_NICE, session_nice, set_session_n
 from bassi.core.helper_process import HelperProcess
 from bassi.core.schema_worker import SchemaWorker
 from bassi.core.search import ToolIndex
+from bassi.core.search.encoder import SentenceEncoder, default_encoder
 from bassi.core.search.records import HELPER_MIN_DOCUMENTS
 from bassi.core.search.tool_vectors import HELPER_MIN_TOOLS
 from tests.conftest import HANG_SECONDS, descendant_pids
+from tests.terminal import wait_until
 from tests.test_discovery import can_lower_sessions, session_of_its_own
 from tests.test_search import tool
 
@@ -135,3 +137,41 @@ def test_a_helper_that_dies_mid_work_leaves_nothing_undone(
 
     assert killed
     assert np.array_equal(vectors_of(index), vectors_of(built(ToolIndex(tmp_path / "here"))))
+
+
+def test_a_few_tools_go_to_the_helper_until_the_apps_model_is_wanted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bassi's own servers have a handful of tools. Encoding them in the app loaded its model
+    while thirty servers started, which stalled the screen (``bench/loop_lag.py``): the helper
+    loads its own instead. Once searches want the app's model, a few tools are encoded with
+    it rather than by a helper started for them."""
+    encoded_by_helper: list[bytes] = []
+    request = HelperProcess.request
+
+    def watched(self: HelperProcess, line: bytes, **kwargs: Any) -> bytes:
+        if self.purpose == "the tool encoder":
+            encoded_by_helper.append(line)
+        return request(self, line, **kwargs)
+
+    monkeypatch.setattr(HelperProcess, "request", watched)
+    few = TOOLS[:3]
+    assert len(few) < HELPER_MIN_TOOLS
+    encoder = SentenceEncoder(default_encoder().model_dir)
+    index = ToolIndex(tmp_path / "index", encoder=encoder, helpers=True)
+
+    index.submit("office", few)
+    assert index.wait_indexed(timeout=HANG_SECONDS)
+    wait_until(lambda: vectors_of(index) is not None)
+    assert encoded_by_helper and not encoder.loaded
+    here = ToolIndex(tmp_path / "here")
+    here.submit("office", few)
+    assert here.wait_semantic(timeout=HANG_SECONDS)
+    assert np.array_equal(vectors_of(index), vectors_of(here))
+
+    index.prepare_queries()
+    wait_until(lambda: encoder.loaded)
+    asked = len(encoded_by_helper)
+    index.submit("desk", TOOLS[3:6])
+    assert index.wait_semantic(timeout=HANG_SECONDS)
+    assert len(encoded_by_helper) == asked

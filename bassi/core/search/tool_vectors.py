@@ -4,8 +4,9 @@ Encoding costs ~5 ms of CPU per tool, so 10,000 tools would keep the app unsearc
 close to a minute; instead the lexical index is searchable at once and a worker thread brings
 each server's vectors (from the disk cache, else from the model) while the app runs. The app's
 index has the model run in a helper process (``vector_worker.py``), which leaves the app's
-interpreter and the machine's cores to the screen; where the helper cannot run, the model runs
-on the worker thread, which onnxruntime leaves the GIL to while it computes.
+interpreter and the machine's cores to the screen, even for a project's few tools until the
+app's own model is loaded; where the helper cannot run, the model runs on the worker thread,
+which onnxruntime leaves the GIL to while it computes.
 
 The app's own copy of the model, which turns a request into its vector, is loaded only once
 something asks for it (``want_queries``: the runtime once its servers have connected or a
@@ -45,8 +46,8 @@ CHUNK = 16
 """Tools encoded between two looks at whether the process is exiting."""
 HELPER_MIN_TOOLS = 25
 """Starting the helper and loading its model (about 0.45 s) costs about as much as encoding
-this many tools (17 ms each): fewer waiting (a small project) are encoded on the worker
-thread, unless the helper already runs."""
+this many tools (17 ms each): once the app's model is loaded or wanted for searches, fewer
+waiting are encoded on the worker thread, unless the helper already runs."""
 _exiting = threading.Event()
 _workers: dict[threading.Thread, VectorWorker | None] = {}
 """Each worker thread and the helper process it asks, if any."""
@@ -239,8 +240,11 @@ class ToolVectors:
                 return cached
         with self._lock:
             waiting = sum(len(self._wanted[s].tools) for s in self._queue) + len(job.tools)
-        use_helper = self._helper is not None and self._helper.worth_asking(
-            waiting, HELPER_MIN_TOOLS
+        # Before anything asked for the app's model, encoding here would load it, which is
+        # what stalled the screen while servers start; the helper loads its own away from it.
+        model_unwanted = not (self.encoder.loaded or self._queries_wanted)
+        use_helper = self._helper is not None and (
+            model_unwanted or self._helper.worth_asking(waiting, HELPER_MIN_TOOLS)
         )
         texts = [encoder_text(t) for t in job.tools]
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float16)
