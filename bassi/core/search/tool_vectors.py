@@ -5,8 +5,8 @@ close to a minute; instead the lexical index is searchable at once and a worker 
 each server's vectors (from the disk cache, else from the model) while the app runs. The app's
 index has the model run in a helper process (``vector_worker.py``), which leaves the app's
 interpreter and the machine's cores to the screen, even for a project's few tools until the
-app's own model is loaded; where the helper cannot run, the model runs on the worker thread,
-which onnxruntime leaves the GIL to while it computes.
+app's own model is loaded or wanted; where the helper cannot run, the model runs on the worker
+thread, which onnxruntime leaves the GIL to while it computes.
 
 The app's own copy of the model, which turns a request into its vector, is loaded only once
 something asks for it (``want_queries``: the runtime once its servers have connected or a
