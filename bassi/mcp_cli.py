@@ -30,6 +30,7 @@ from rich.text import Text
 
 from bassi.core.mcp_config import HttpServerConfig
 from bassi.core.registry import ServerEntry, ServerStatus
+from bassi.core.reveal import reveal
 from bassi.core.safe_text import clean, one_line
 from bassi.core.settings import Settings
 from bassi.core.tools import Origin
@@ -223,7 +224,9 @@ def _show_pending(
         changed = pending.standing is Standing.CHANGED
         standing = "changed since you approved it" if changed else "new"
         out.print(Text.assemble((clean(pending.name), "bold"), " (", (standing, "yellow"), ")"))
-        out.print(Text(f"  runs {clean(pending.target)}"))
+        out.print(Text(f"  runs {clean(reveal(pending.target))}"))
+        for line in pending.details:
+            out.print(Text(f"    {clean(reveal(line))}"))
     for source in rules.values():
         out.print(Text.assemble((clean(source.name), "bold"), " lets these run without asking:"))
         for pattern in source.allow_patterns:

@@ -1,9 +1,10 @@
 """``bassi tools list|search|show``: the catalog from a shell, for scripts and quick checks.
 
 It runs the same core as the app. When the configuration is unchanged since the servers were
-last connected, the answer comes from the cached catalog (``.bassi/tools-cache.json``) and
-no server is started; otherwise, or with ``--refresh``, the servers are connected (each
-within its own timeout), the answer printed, the cache written and everything closed again.
+last connected, the answer comes from the cached catalog (``tools-cache.json`` in the user's
+cache directory, ``Settings.project_cache_dir``) and no server is started; otherwise, or with
+``--refresh``, the servers are connected (each within its own timeout), the answer printed,
+the cache written and everything closed again.
 A project server the user has not approved is listed as waiting for approval and never
 started, from the cache or not (``bassi mcp approve`` approves it), and ``show`` says what
 the access policy says of a tool. Whatever a server sent is cleaned of terminal escapes and
@@ -106,7 +107,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Console, err: 
     catalog = Catalog(settings)
     for problem in catalog.problems:
         _print_problem(err, problem)
-    cached = {} if args.refresh else catalog_cache.load(settings.state_dir)
+    cached = {} if args.refresh else catalog_cache.load(settings.project_cache_dir)
     if cached and catalog.start_from_cache(cached):
         try:
             return _answer(catalog, args, out, err, settings, cached=True)

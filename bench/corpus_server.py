@@ -59,10 +59,12 @@ def server_entry(tools: Path, **settings: Any) -> dict[str, Any]:
 
 
 def bench_env(scratch: Path) -> dict[str, str]:
-    """This environment without an API key, with bassi's user directory (where project
-    approvals are kept) inside ``scratch``, so a benchmark never touches the real one."""
+    """This environment without an API key, with bassi's user directories (project
+    approvals; the search index and catalog cache) inside ``scratch``, so a benchmark never
+    touches the real ones and every run starts cold."""
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env["BASSI_CONFIG_DIR"] = str(scratch / "bassi-config")
+    env["BASSI_CACHE_DIR"] = str(scratch / "bassi-cache")
     return env
 
 

@@ -75,11 +75,13 @@ def python_output(code: str, *args: str) -> str:
 
 @pytest.fixture(autouse=True)
 def user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own user bassi directory (grants, trust, tokens): a test must never
-    read or write the developer's ``~/.config/bassi``. ``Settings`` built without an explicit
-    ``env`` and ``make_agent_env`` both copy ``os.environ``, so both see it."""
+    """Every test gets its own user bassi directories (grants, trust, tokens; the search index
+    and catalog cache): a test must never read or write the developer's ``~/.config/bassi``
+    or ``~/.cache/bassi``. ``Settings`` built without an explicit ``env`` and
+    ``make_agent_env`` both copy ``os.environ``, so both see them."""
     path = tmp_path / "user-config" / "bassi"
     monkeypatch.setenv("BASSI_CONFIG_DIR", str(path))
+    monkeypatch.setenv("BASSI_CACHE_DIR", str(tmp_path / "user-cache" / "bassi"))
     return path
 
 

@@ -152,7 +152,8 @@ async def test_describe_gives_the_full_schema_or_the_closest_names(tmp_path: Pat
     assert '"message":{"type":"string","description":"msg"}' in answer.text
     denied = Harness(tmp_path, denied=frozenset({"mcp__git__git_commit"}))
     answer = await denied.meta.call("tool_describe", {"name": "git_commit"})
-    assert answer.text.startswith("mcp__git__git_commit (not allowed)")
+    assert answer.text.startswith("mcp__git__git_commit is not allowed (denied by ")
+    assert "msg" not in answer.text and "Input schema" not in answer.text
     missing = await h.meta.call("tool_describe", {"name": "mcp__git__git_stat"})
     assert missing.is_error
     assert "Closest: git/git_status" in missing.text

@@ -120,6 +120,9 @@ def test_qualified_names_and_server_names() -> None:
     assert not is_valid_server_name("my server")
     assert not is_valid_server_name("a__b")
     assert not is_valid_server_name("")
+    assert is_valid_server_name("_private")
+    assert not is_valid_server_name("evil_")  # mcp__evil___run would split as evil / _run
+    assert split_qualified("mcp__evil___run") == ("evil", "_run")
 
 
 def test_from_mcp_tolerates_odd_shapes() -> None:

@@ -57,16 +57,29 @@ def test_the_command_reports_a_bad_value_without_a_traceback(tmp_path: Path) -> 
     )
 
 
-def test_the_user_directory_follows_the_environment_not_the_project(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "own", "xdg", "under_home"),
+    [
+        ("config", "BASSI_CONFIG_DIR", "XDG_CONFIG_HOME", ".config"),
+        ("cache", "BASSI_CACHE_DIR", "XDG_CACHE_HOME", ".cache"),
+    ],
+)
+def test_the_users_directories_follow_the_environment_not_the_project(
+    tmp_path: Path, kind: str, own: str, xdg: str, under_home: str
+) -> None:
+    """Grants and caches alike live where the project cannot reach: a repository could
+    otherwise ship them."""
     project = tmp_path / "repo"
     home = tmp_path / "home"
     plain = Settings(project_dir=project, env={"HOME": str(home)})
-    assert plain.config_dir == home / ".config" / "bassi"
-    xdg = Settings(project_dir=project, env={"HOME": str(home), "XDG_CONFIG_HOME": "/x"})
-    assert xdg.config_dir == Path("/x/bassi")
-    chosen = Settings(project_dir=project, env={"BASSI_CONFIG_DIR": str(tmp_path / "c")})
-    assert chosen.config_dir == tmp_path / "c"
-    assert not chosen.project_config_dir.is_relative_to(project)
+    assert getattr(plain, f"{kind}_dir") == home / under_home / "bassi"
+    chosen_xdg = Settings(project_dir=project, env={"HOME": str(home), xdg: "/x"})
+    assert getattr(chosen_xdg, f"{kind}_dir") == Path("/x/bassi")
+    chosen = Settings(project_dir=project, env={own: str(tmp_path / "c")})
+    assert getattr(chosen, f"{kind}_dir") == tmp_path / "c"
+    project_dir = getattr(chosen, f"project_{kind}_dir")
+    assert project_dir == tmp_path / "c" / "projects" / chosen.project_key
+    assert not project_dir.is_relative_to(project)
 
 
 def test_each_project_has_its_own_key(tmp_path: Path) -> None:

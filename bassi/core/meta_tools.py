@@ -219,6 +219,9 @@ class MetaTools:
             tool = self._policy.resolve(name)
         except ToolNotFoundError as exc:
             return Answer(_not_found(exc), is_error=True)
+        if rule := self._exposure.denied_by(tool):
+            # Denied tools are hidden from the model: their name, never what they say.
+            return Answer(f"{self._called(tool)} is not allowed (denied by {rule}).")
         state = self._line_mark(tool) or "not loaded: load it with tool_load"
         schema = json.dumps(dict(tool.input_schema), ensure_ascii=False, separators=(",", ":"))
         return Answer(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bassi.core.json_store import write_atomic
+from bassi.core.json_store import read_text, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class ServerMemory:
     def load(cls, state_dir: Path) -> ServerMemory:
         memory = cls(state_dir / SERVERS_FILE)
         try:
-            data = json.loads(memory.path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(memory.path))  # a FIFO or device is never opened
         except (OSError, ValueError):
             return memory
         if not isinstance(data, dict):

@@ -3,11 +3,14 @@
 Values come from, in order of precedence: command-line flags, environment variables
 (``BASSI_*``), then defaults. The project directory is where bassi was started.
 
-Two places hold state. ``<project>/.bassi/`` holds what is harmless for a repository to ship
-or for anyone to edit (input history, the search-index cache, the log). Everything that grants
-something (pins, servers allowed "always", project trust, sign-in tokens) lives in the user's
-own bassi directory (``config_dir``), keyed by the project's path, because a cloned repository
-must not be able to grant itself anything.
+Three places hold state. ``<project>/.bassi/`` holds what is harmless for a repository to ship
+or for anyone to edit (input history, servers disabled for good, the log), all of it JSON or
+text bassi only ever reads as data. Everything that grants something (pins, servers allowed
+"always", project trust, sign-in tokens) lives in the user's own bassi directory
+(``config_dir``), keyed by the project's path, because a cloned repository must not be able
+to grant itself anything. Caches (the search index, the catalog as last connected) live in
+the user's cache directory (``cache_dir``), keyed the same way: Whoosh reads its index's table
+of contents with pickle, so an index a repository ships would run its code when opened.
 """
 
 from __future__ import annotations
@@ -63,12 +66,21 @@ class Settings:
     def config_dir(self) -> Path:
         """The user's bassi directory: ``$BASSI_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/bassi``,
         else ``~/.config/bassi`` (home from ``env``, so tests and the CLI agree)."""
-        if configured := self.env.get("BASSI_CONFIG_DIR"):
+        return self._user_dir("BASSI_CONFIG_DIR", "XDG_CONFIG_HOME", ".config")
+
+    @property
+    def cache_dir(self) -> Path:
+        """The user's bassi cache: ``$BASSI_CACHE_DIR``, else ``$XDG_CACHE_HOME/bassi``, else
+        ``~/.cache/bassi``."""
+        return self._user_dir("BASSI_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
+
+    def _user_dir(self, own: str, xdg: str, under_home: str) -> Path:
+        if configured := self.env.get(own):
             return Path(configured).expanduser()
-        if xdg := self.env.get("XDG_CONFIG_HOME"):
-            return Path(xdg).expanduser() / "bassi"
+        if base := self.env.get(xdg):
+            return Path(base).expanduser() / "bassi"
         home = Path(self.env["HOME"]) if self.env.get("HOME") else Path.home()
-        return home / ".config" / "bassi"
+        return home / under_home / "bassi"
 
     @property
     def project_key(self) -> str:
@@ -80,6 +92,12 @@ class Settings:
     def project_config_dir(self) -> Path:
         """``config_dir/projects/<key>``: what the user granted this project."""
         return self.config_dir / "projects" / self.project_key
+
+    @property
+    def project_cache_dir(self) -> Path:
+        """``cache_dir/projects/<key>``: this project's search index and catalog cache, where
+        nothing from the project itself can be."""
+        return self.cache_dir / "projects" / self.project_key
 
     @property
     def mcp_config_path(self) -> Path:

@@ -20,8 +20,9 @@ SEPARATOR = "__"
 META_SERVER = "bassi"
 """The name under which bassi offers its own meta-tools (tool_search, tool_load, ...)."""
 
-# Claude Code accepts server names of letters, digits, '_' and '-'. A double underscore would
-# make ``mcp__<server>__<tool>`` ambiguous to split, so bassi refuses it.
+# Claude Code accepts server names of letters, digits, '_' and '-'. A double underscore, or
+# one at the end (``evil_``: ``mcp__evil___run`` splits as ``evil`` / ``_run``), would make
+# ``mcp__<server>__<tool>`` ambiguous to split, so bassi refuses both.
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -31,7 +32,7 @@ class Origin(StrEnum):
 
 
 def is_valid_server_name(name: str) -> bool:
-    return bool(_SERVER_NAME.match(name)) and SEPARATOR not in name
+    return bool(_SERVER_NAME.match(name)) and SEPARATOR not in name and not name.endswith("_")
 
 
 def qualified_name(server: str, tool: str) -> str:

@@ -70,6 +70,9 @@ class PendingServer:
     target: str
     """The command line or URL, for the person deciding."""
     standing: Standing
+    details: tuple[str, ...] = ()
+    """Everything else of the entry that decides what runs (environment, working directory,
+    headers), one line each: the person approves all of it."""
 
 
 class ProjectTrust:

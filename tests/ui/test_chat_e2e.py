@@ -19,6 +19,7 @@ from textual.widgets._markdown import MarkdownFence
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.guarded import QUIET_SECONDS
 from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.resume import ResumeScreen
 from bassi.ui.widgets import status_bar
@@ -168,6 +169,7 @@ async def test_approval_modal_deny_allow_once_and_always(
             assert "The agent wants to run search_notes on server notes" in text_on_screen
             assert "python notes_server.py" in text_on_screen
             assert '"word": "milk"' in text_on_screen
+            await pilot.pause(QUIET_SECONDS)  # read it; keys typed ahead are no answer
             await pilot.press(key)
             await turn_done(pilot, app, answer)
 
@@ -183,6 +185,7 @@ async def test_approval_modal_deny_allow_once_and_always(
 
         await submit(pilot, "five")
         await wait_for(pilot, lambda: "run list_notes" in screen_text(app), 60, "modal")
+        await pilot.pause(QUIET_SECONDS)
         await pilot.press("s")
         await turn_done(pilot, app, "Whole server.")
         assert app.runtime.grants.servers == ["notes"]

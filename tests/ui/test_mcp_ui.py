@@ -20,6 +20,7 @@ from bassi.core.registry import ServerStatus
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.elicitation import ElicitationScreen
+from bassi.ui.screens.guarded import QUIET_SECONDS
 from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.servers import ServerManagerScreen
 from bassi.ui.widgets.messages import Notice
@@ -219,7 +220,7 @@ async def test_a_server_asking_for_input_gets_a_modal_and_progress_and_tables_sh
         await ready(app)
         await submit(pilot, "book me a room")
         await wait_for(pilot, lambda: isinstance(app.screen, ElicitationScreen), 60)
-        await pilot.pause(0.2)
+        await pilot.pause(QUIET_SECONDS)  # read it: keys typed as it appeared are no answer
         modal = app.screen
         assert isinstance(modal, ElicitationScreen)
         shown = screen_text(app)
@@ -227,7 +228,9 @@ async def test_a_server_asking_for_input_gets_a_modal_and_progress_and_tables_sh
         assert "feat" in shown
         name, nights = modal.fields["name"], modal.fields["nights"]
         assert isinstance(name, Input) and isinstance(nights, Input)
-        name.value, nights.value = "Ann", "2"
+        name.focus()
+        await pilot.press(*"Ann")  # once it has been read, a burst of keys fills the form
+        nights.value = "2"
         await pilot.click("#accept")
         await wait_for(pilot, lambda: "booked 2 night(s) for Ann" in screen_text(app), 60)
 

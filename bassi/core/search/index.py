@@ -167,11 +167,12 @@ class _Queue:
 class ToolIndex:
     """Every tool of every server, searchable.
 
-    ``cache_dir`` holds the on-disk Whoosh index of record (e.g. ``<project>/.bassi/index``)
-    with the analysed servers and tool vectors beside it; with None everything lives in
-    memory. With ``helpers`` (the app's index), the index of record is written and the tool
-    vectors are computed by helper processes, away from the screen's interpreter and at the
-    least CPU weight."""
+    ``cache_dir`` holds the on-disk Whoosh index of record (the app's is in the user's cache,
+    ``Settings.project_cache_dir``: Whoosh unpickles what it reads, so never a directory a
+    repository could fill) with the analysed servers and tool vectors beside it; with None
+    everything lives in memory. With ``helpers`` (the app's index), the index of record is
+    written and the tool vectors are computed by helper processes, away from the screen's
+    interpreter and at the least CPU weight."""
 
     def __init__(
         self,

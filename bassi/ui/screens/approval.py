@@ -6,7 +6,8 @@ cannot pass for the real one), what it declares about itself, why bassi asks (a 
 that changed since the user allowed it is said here), anything in its description that
 talks to the model, and the whole call, every argument complete, in a scrollable view where
 line breaks, tabs, long runs of blanks and control characters are visible. Nothing is cut.
-Every choice has a key, shown in the footer; Esc denies, the safe default.
+Every choice has a key, shown in the footer; Esc denies, the safe default, and Deny has the
+focus. Keys typed as the dialog appears are not answers (``guarded``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from bassi.core.hints import Hints
@@ -27,6 +27,7 @@ from bassi.core.reveal import reveal, reveal_value
 from bassi.core.runtime import ApprovalDecision, ApprovalRequest
 from bassi.core.tools import Origin
 from bassi.ui.safe import plain, plain_line
+from bassi.ui.screens.guarded import GuardedModal
 from bassi.ui.wording import counted
 
 MUTED = "$foreground-muted"
@@ -36,7 +37,7 @@ def _line(label: str, value: Content) -> Content:
     return Content.styled(f"{label}: ", MUTED) + value
 
 
-class ApprovalScreen(ModalScreen[ApprovalDecision]):
+class ApprovalScreen(GuardedModal[ApprovalDecision]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide('allow_once')", "Allow once"),
         Binding("t", "decide('always_tool')", "Always this tool"),
@@ -51,7 +52,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def compose(self) -> ComposeResult:
         tool = self.request.tool
-        with Vertical(classes="approval-dialog") as dialog:
+        with Vertical(classes="approval-dialog guarded-dialog") as dialog:
             dialog.border_title = Content("Allow this tool call?")
             yield Static(
                 Content("").join(
@@ -112,7 +113,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         return _line("why it asks", why)
 
     def on_mount(self) -> None:
-        self.query_one("#allow_once", Button).focus()
+        # Enter on the focused button is the answer least worth regretting.
+        self.query_one("#deny", Button).focus()
 
     @on(Button.Pressed)
     def pressed(self, event: Button.Pressed) -> None:

@@ -17,12 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Select, Static
 from textual.widgets.select import NoSelection
 
 from bassi.core.connections import ElicitationRequest
 from bassi.ui.safe import plain, plain_line
+from bassi.ui.screens.guarded import GuardedModal
 
 FieldWidget = Input | Checkbox | Select[str]
 
@@ -47,7 +47,7 @@ def _choices(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-class ElicitationScreen(ModalScreen[types.ElicitResult]):
+class ElicitationScreen(GuardedModal[types.ElicitResult]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "answer('cancel')", "Cancel"),
         Binding("ctrl+d", "answer('decline')", "Decline"),
@@ -68,7 +68,7 @@ class ElicitationScreen(ModalScreen[types.ElicitResult]):
 
     def compose(self) -> ComposeResult:
         params = self.request.params
-        with Vertical(classes="elicitation-dialog") as dialog:
+        with Vertical(classes="elicitation-dialog guarded-dialog") as dialog:
             dialog.border_title = Content("A server asks for input")
             yield Static(
                 Content("Server ") + plain_line(self.request.server, 64, "bold $text-warning"),

@@ -4,7 +4,8 @@ A directory's ``.mcp.json`` names commands that would run as the user, and its
 ``.claude/settings*.json`` may allow tools to run without asking. Neither does anything until
 the user approves it here (or with ``bassi mcp approve``), so the dialog lists exactly what
 would start (each server's command line or URL) and which allow rules would count. Esc keeps
-everything as it is: nothing starts.
+everything as it is: nothing starts; so does Enter, "Not now" having the focus, and keys typed
+as the dialog appears are not answers (``guarded``).
 """
 
 from __future__ import annotations
@@ -17,18 +18,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from bassi.core.permissions import RulesSource
 from bassi.core.reveal import reveal
 from bassi.core.trust import PendingServer, Standing
-from bassi.ui.safe import plain_line
+from bassi.ui.safe import plain, plain_line
+from bassi.ui.screens.guarded import GuardedModal
 
 MUTED = "$foreground-muted"
+SHOWN_CHARS = 10_000
+"""Of one command line or setting: all of any real one, while a hostile file's megabyte
+cannot stall the screen (the cut says how much is not shown)."""
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(GuardedModal[bool]):
     """Dismissed with True when the user approves everything listed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -42,7 +46,7 @@ class TrustScreen(ModalScreen[bool]):
         self.rules = list(rules)
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="trust-dialog") as dialog:
+        with Vertical(classes="trust-dialog guarded-dialog") as dialog:
             dialog.border_title = Content("Approve this project?")
             with VerticalScroll(classes="trust-items"):
                 if self.servers:
@@ -87,7 +91,11 @@ class TrustScreen(ModalScreen[bool]):
                     else "  runs ",
                     MUTED,
                 ),
-                plain_line(server.target, 400),
+                plain(reveal(server.target), max_chars=SHOWN_CHARS),
+                *(
+                    Content("\n    ") + plain(reveal(line), max_chars=SHOWN_CHARS)
+                    for line in server.details
+                ),
             ]
         )
 
