@@ -105,7 +105,8 @@ async def test_keys_typed_as_the_dialog_appears_do_not_answer_it(
 ) -> None:
     """The dialog takes the keyboard from the prompt mid-sentence: the "s" of "yes please"
     would allow the whole server for good, its Enter the focused button. A burst of keys is
-    dropped and the dialog says so; a key after a pause answers, and Enter then denies."""
+    dropped and the dialog says so, and so is a sentence taken up again after a pause; an
+    answer's key after a pause answers, and Enter alone denies."""
     scripted_model.script(
         reply(write_marker(marker)), text("You said no."),
         reply(write_marker(marker)), text("Still no."),
@@ -120,6 +121,10 @@ async def test_keys_typed_as_the_dialog_appears_do_not_answer_it(
         assert isinstance(app.screen, ApprovalScreen)
         assert app.runtime.grants.pins == [] and app.runtime.grants.servers == []
         assert not marker.ran()
+        await pilot.pause(QUIET_SECONDS)
+        await pilot.press(*"ok so")  # a sentence taken up again after a pause: still typing
+        assert isinstance(app.screen, ApprovalScreen)
+        assert app.runtime.grants.servers == []
         await pilot.pause(QUIET_SECONDS)
         await pilot.press("d")
         await turn_done(pilot, app, "You said no.")

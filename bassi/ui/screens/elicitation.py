@@ -48,6 +48,7 @@ def _choices(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 class ElicitationScreen(GuardedModal[types.ElicitResult]):
+    ANSWERS_ONLY = False  # its form is typed in
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "answer('cancel')", "Cancel"),
         Binding("ctrl+d", "answer('decline')", "Decline"),

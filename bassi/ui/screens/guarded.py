@@ -6,30 +6,37 @@ of their sentence would answer it: the "s" of "yes please" allows a whole server
 its Enter the focused button. So the dialog takes no key until the keyboard has been quiet
 for ``QUIET_SECONDS``, since it appeared or since the key before; keys of that first burst
 are dropped, and the dialog says so once, at its top (the container with the class
-``guarded-dialog``). From the first key after a pause on, every key counts, so a form the
-dialog holds can be typed in. Escape always counts (it is the safe answer), and so does a
-click: a pointer is not typed ahead.
+``guarded-dialog``). A dialog that only asks (``ANSWERS_ONLY``) also drops a letter that is
+none of its answers after such a pause: someone who takes up a sentence again is typing, not
+answering. From the first key that counts on, every key counts, so a form the dialog holds
+can be typed in. Escape always counts (it is the safe answer), and so does a click: a pointer
+is not typed ahead.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from textual import events
+from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 ResultT = TypeVar("ResultT")
 
-QUIET_SECONDS = 0.6
-"""Longer than the pause between two keys of someone typing (typically 0.1-0.3 s), short
-enough that a person who has just read the question never notices it."""
-DROPPED = "Keys typed as this appeared were not taken as an answer: read it, then choose."
+QUIET_SECONDS = 1.0
+"""Longer than the pauses within someone's typing, and the delay browsers give their security
+dialogs before a key counts (Firefox's ``security.dialog_enable_delay``: 1 s); a person
+reading the question takes longer."""
+DROPPED = "What you were typing was not taken as an answer: read this, then choose."
 
 
 class GuardedModal(ModalScreen[ResultT]):
     """A modal whose keys answer only once the keyboard was quiet (see the module)."""
+
+    ANSWERS_ONLY: ClassVar[bool] = True
+    """Whether the dialog's only keys are its answers (no field to type in)."""
 
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
@@ -45,9 +52,10 @@ class GuardedModal(ModalScreen[ResultT]):
         if self._armed or event.key == "escape":
             return
         now = time.monotonic()
-        self._armed = now - self._last_key >= QUIET_SECONDS
+        quiet = now - self._last_key >= QUIET_SECONDS
         self._last_key = now
-        if self._armed:
+        if quiet and not (self.ANSWERS_ONLY and event.is_printable and not self._answers(event)):
+            self._armed = True
             return
         event.prevent_default()
         event.stop()
@@ -55,3 +63,10 @@ class GuardedModal(ModalScreen[ResultT]):
             self._told = True
             dialog = self.query_one(".guarded-dialog")
             dialog.mount(Static(DROPPED, classes="type-ahead-note"), before=0)
+
+    def _answers(self, event: events.Key) -> bool:
+        return any(
+            event.key in binding.key.split(",")
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding)
+        )
