@@ -474,3 +474,15 @@ def test_connecting_an_external_server_imports_no_client_library_on_the_ui_threa
         or name == "bassi.core.oauth"
     ]
     assert heavy == [], f"imported on the event loop: {heavy}"
+
+
+def test_a_server_npx_is_still_installing_counts_as_one_a_search_cannot_see_yet(
+    tmp_path: Path,
+) -> None:
+    """A first start through npx downloads for seconds to minutes: "No tools match" then
+    must say that more may match soon, as for a server that is connecting."""
+    catalog = Catalog(Settings(project_dir=tmp_path, env=dict(os.environ)))
+    catalog.registry.add_server("memory", Origin.EXTERNAL, status=ServerStatus.INSTALLING)
+    catalog.registry.add_server("notes", Origin.EXTERNAL)
+    catalog.registry.add_server("broken", Origin.EXTERNAL, status=ServerStatus.FAILED)
+    assert catalog.waiting() == ["memory", "notes"]

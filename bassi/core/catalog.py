@@ -234,11 +234,9 @@ class Catalog:
         return self._index
 
     def waiting(self) -> list[str]:
-        """Servers whose tools a search cannot see yet: still connecting, or connected and
-        still being indexed."""
-        connecting = [
-            e.name for e in self.registry.servers() if e.status is ServerStatus.CONNECTING
-        ]
+        """Servers whose tools a search cannot see yet: still starting (connecting, or
+        installing through npx first), or connected and still being indexed."""
+        connecting = [e.name for e in self.registry.servers() if e.status.starting]
         if self._unindexed is not None:
             return list(dict.fromkeys([*connecting, *self._unindexed]))
         return list(dict.fromkeys([*connecting, *self.index.indexing]))
