@@ -11,6 +11,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widget import Widget
 
+from bassi.ui.screens.guarded import QUIET_SECONDS
 from bassi.ui.widgets.chat_log import ChatLog
 from bassi.ui.widgets.prompt import PromptInput
 from tests.conftest import HANG_SECONDS
@@ -71,3 +72,9 @@ async def submit(pilot: Pilot[object], line: str) -> None:
     prompt.value = line
     await pilot.press("enter")
     await pilot.pause()
+
+
+async def read_dialog(pilot: Pilot[object]) -> None:
+    """Pause as a person reading a dialog would: a key pressed sooner after the dialog
+    appeared, or after the key before, is taken as typed ahead (``guarded``)."""
+    await pilot.pause(QUIET_SECONDS)

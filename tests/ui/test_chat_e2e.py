@@ -19,7 +19,6 @@ from textual.widgets._markdown import MarkdownFence
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
-from bassi.ui.screens.guarded import QUIET_SECONDS
 from bassi.ui.screens.login import LoginScreen
 from bassi.ui.screens.resume import ResumeScreen
 from bassi.ui.widgets import status_bar
@@ -31,7 +30,7 @@ from bassi.ui.widgets.tool_call import ToolCallBlock
 from tests.conftest import HANG_SECONDS
 from tests.scripted_model import ScriptedModel, Text, reply, text, tool_call, unauthorized
 from tests.ui.conftest import AppFactory, notes_entry, python_first, write_servers
-from tests.ui.helpers import screen_text, submit, wait_for
+from tests.ui.helpers import read_dialog, screen_text, submit, wait_for
 
 BIG = (120, 100)
 WIDE = (200, 60)
@@ -169,7 +168,7 @@ async def test_approval_modal_deny_allow_once_and_always(
             assert "The agent wants to run search_notes on server notes" in text_on_screen
             assert "python notes_server.py" in text_on_screen
             assert '"word": "milk"' in text_on_screen
-            await pilot.pause(QUIET_SECONDS)  # read it; keys typed ahead are no answer
+            await read_dialog(pilot)
             await pilot.press(key)
             await turn_done(pilot, app, answer)
 
@@ -185,7 +184,7 @@ async def test_approval_modal_deny_allow_once_and_always(
 
         await submit(pilot, "five")
         await wait_for(pilot, lambda: "run list_notes" in screen_text(app), 60, "modal")
-        await pilot.pause(QUIET_SECONDS)
+        await read_dialog(pilot)
         await pilot.press("s")
         await turn_done(pilot, app, "Whole server.")
         assert app.runtime.grants.servers == ["notes"]

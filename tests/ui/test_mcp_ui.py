@@ -20,7 +20,6 @@ from bassi.core.registry import ServerStatus
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.elicitation import ElicitationScreen
-from bassi.ui.screens.guarded import QUIET_SECONDS
 from bassi.ui.screens.prompt_form import PromptFormScreen
 from bassi.ui.screens.servers import ServerManagerScreen
 from bassi.ui.widgets.messages import Notice
@@ -30,7 +29,7 @@ from tests.discovery_fixtures import stdio_entry
 from tests.oauth_fixtures import secure_server
 from tests.scripted_model import ScriptedModel, reply, text, tool_call
 from tests.ui.conftest import AppFactory, notes_entry, python_first, write_servers
-from tests.ui.helpers import screen_text, submit, wait_for
+from tests.ui.helpers import read_dialog, screen_text, submit, wait_for
 
 BIG = (140, 60)
 
@@ -220,7 +219,7 @@ async def test_a_server_asking_for_input_gets_a_modal_and_progress_and_tables_sh
         await ready(app)
         await submit(pilot, "book me a room")
         await wait_for(pilot, lambda: isinstance(app.screen, ElicitationScreen), 60)
-        await pilot.pause(QUIET_SECONDS)  # read it: keys typed as it appeared are no answer
+        await read_dialog(pilot)
         modal = app.screen
         assert isinstance(modal, ElicitationScreen)
         shown = screen_text(app)

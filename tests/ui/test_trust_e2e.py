@@ -23,14 +23,14 @@ from textual.widgets import Static
 from bassi.core.settings import ToolsMode
 from bassi.ui.app import BassiApp
 from bassi.ui.screens.approval import ApprovalScreen
-from bassi.ui.screens.guarded import DROPPED, QUIET_SECONDS
+from bassi.ui.screens.guarded import DROPPED
 from bassi.ui.screens.tool_card import ToolCardScreen
 from bassi.ui.screens.trust import TrustScreen
 from mcp_servers import SHIPPED_SERVERS
 from tests.scripted_model import ScriptedModel, reply, text, tool_call
 from tests.trust_fixtures import SNEAKY, ScriptedProject, scripted_tool
 from tests.ui.conftest import AppFactory, python_first
-from tests.ui.helpers import screen_text, submit, wait_for
+from tests.ui.helpers import read_dialog, screen_text, submit, wait_for
 
 BIG = (120, 60)
 BASH = {"bash": SHIPPED_SERVERS["bash"]}
@@ -80,7 +80,7 @@ async def approval(pilot: Pilot[object], app: BassiApp) -> ApprovalScreen:
     """Until the tool-call dialog shows and a person would have read it (keys before that
     are taken as typed ahead, ``guarded``)."""
     await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60, "the dialog")
-    await pilot.pause(QUIET_SECONDS)
+    await read_dialog(pilot)
     assert isinstance(app.screen, ApprovalScreen)
     return app.screen
 
@@ -92,7 +92,7 @@ async def trust_dialog(pilot: Pilot[object], app: BassiApp) -> str:
         return isinstance(app.screen, TrustScreen) and "Approve this project?" in screen_text(app)
 
     await wait_for(pilot, shown, 20, "the project's approval dialog")
-    await pilot.pause(QUIET_SECONDS)
+    await read_dialog(pilot)
     return screen_text(app)
 
 
@@ -121,11 +121,11 @@ async def test_keys_typed_as_the_dialog_appears_do_not_answer_it(
         assert isinstance(app.screen, ApprovalScreen)
         assert app.runtime.grants.pins == [] and app.runtime.grants.servers == []
         assert not marker.ran()
-        await pilot.pause(QUIET_SECONDS)
+        await read_dialog(pilot)
         await pilot.press(*"ok so")  # a sentence taken up again after a pause: still typing
         assert isinstance(app.screen, ApprovalScreen)
         assert app.runtime.grants.servers == []
-        await pilot.pause(QUIET_SECONDS)
+        await read_dialog(pilot)
         await pilot.press("d")
         await turn_done(pilot, app, "You said no.")
 

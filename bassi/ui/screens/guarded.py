@@ -42,7 +42,6 @@ class GuardedModal(ModalScreen[ResultT]):
         super().__init__(classes=classes)
         self._last_key = time.monotonic()
         self._armed = False
-        self._told = False
 
     def on_screen_resume(self) -> None:
         self._last_key = time.monotonic()
@@ -59,9 +58,8 @@ class GuardedModal(ModalScreen[ResultT]):
             return
         event.prevent_default()
         event.stop()
-        if not self._told:
-            self._told = True
-            dialog = self.query_one(".guarded-dialog")
+        dialog = self.query_one(".guarded-dialog")
+        if not dialog.query(".type-ahead-note"):
             dialog.mount(Static(DROPPED, classes="type-ahead-note"), before=0)
 
     def _answers(self, event: events.Key) -> bool:
